@@ -1,0 +1,86 @@
+package store
+
+import (
+	"context"
+
+	"github.com/management-service/mgmt/resource"
+)
+
+// Operation is the kind of write an admission hook is asked about.
+type Operation string
+
+// Operations.
+const (
+	OperationCreate Operation = "CREATE"
+	OperationUpdate Operation = "UPDATE"
+	OperationDelete Operation = "DELETE"
+)
+
+// UserInfo identifies who makes a request. The store does not interpret it beyond
+// passing it to admission hooks and the [OwnerAuthorizer]; Extra carries whatever the
+// host program needs there (an access key's scope, for instance).
+type UserInfo struct {
+	// Name of the user or service.
+	Name string
+	// UID of the user.
+	UID string
+	// Groups the user belongs to.
+	Groups []string
+	// Extra is host-defined data about the caller, passed through untouched.
+	Extra any
+}
+
+// AdmissionRequest describes one write to admission hooks.
+type AdmissionRequest struct {
+	// Operation is CREATE, UPDATE or DELETE.
+	Operation Operation
+	// Kind is the kind of the object.
+	Kind *resource.KindInfo
+	// Subresource is "status" for status writes, "" for the main resource.
+	Subresource string
+	// Object is the object as it will be written, after the store's own defaulting
+	// (nil for DELETE). Mutating hooks may change it.
+	Object resource.Object
+	// OldObject is the stored object (nil for CREATE).
+	OldObject resource.Object
+	// User is the caller, if the request named one.
+	User *UserInfo
+	// DryRun is true when nothing will be stored.
+	DryRun bool
+}
+
+// MutatingAdmitter may change the object of a write before it is validated. Mutating
+// hooks run in the order they were registered, before every validating hook. An error
+// refuses the write; return a *resource.StatusError to choose its code.
+type MutatingAdmitter interface {
+	Admit(ctx context.Context, req *AdmissionRequest) error
+}
+
+// ValidatingAdmitter may refuse a write but not change it. Validating hooks run after
+// the store's own validation and every mutating hook.
+type ValidatingAdmitter interface {
+	Validate(ctx context.Context, req *AdmissionRequest) error
+}
+
+// MutatingAdmitterFunc adapts a function to [MutatingAdmitter].
+type MutatingAdmitterFunc func(ctx context.Context, req *AdmissionRequest) error
+
+// Admit calls f.
+func (f MutatingAdmitterFunc) Admit(ctx context.Context, req *AdmissionRequest) error {
+	return f(ctx, req)
+}
+
+// ValidatingAdmitterFunc adapts a function to [ValidatingAdmitter].
+type ValidatingAdmitterFunc func(ctx context.Context, req *AdmissionRequest) error
+
+// Validate calls f.
+func (f ValidatingAdmitterFunc) Validate(ctx context.Context, req *AdmissionRequest) error {
+	return f(ctx, req)
+}
+
+// OwnerAuthorizer decides whether user may delete the owner an ownerReference with
+// blockOwnerDeletion: true points at. The store refuses the write with 422 when it
+// answers false. The host plugs its policy engine in here.
+type OwnerAuthorizer interface {
+	CanDeleteOwner(ctx context.Context, user *UserInfo, owner resource.OwnerReference, namespace string) (bool, error)
+}
