@@ -57,19 +57,24 @@ func (t *Time) Equal(u *Time) bool {
 }
 
 // MarshalJSON writes the time as an RFC 3339 UTC string at second precision, or null
-// when it is zero.
+// when it is zero. A time outside the years 0000-9999 in UTC is an error.
 func (t Time) MarshalJSON() ([]byte, error) {
 	if t.IsZero() {
 		return []byte("null"), nil
 	}
+	u := t.UTC()
+	if y := u.Year(); y < 0 || y > 9999 {
+		return nil, fmt.Errorf("timestamp %v is outside the years 0000-9999 that RFC 3339 can write", u)
+	}
 	b := make([]byte, 0, len(time.RFC3339)+2)
 	b = append(b, '"')
-	b = t.UTC().Truncate(time.Second).AppendFormat(b, time.RFC3339)
+	b = u.Truncate(time.Second).AppendFormat(b, time.RFC3339)
 	return append(b, '"'), nil
 }
 
 // UnmarshalJSON reads an RFC 3339 string (any offset, fractional seconds dropped) or
-// null, which leaves the zero time.
+// null, which leaves the zero time. A time outside the years 0000-9999 once moved to
+// UTC is an error, since it could not be written back.
 func (t *Time) UnmarshalJSON(b []byte) error {
 	if bytes.Equal(b, []byte("null")) {
 		t.Time = time.Time{}
@@ -87,7 +92,11 @@ func (t *Time) UnmarshalJSON(b []byte) error {
 	if err != nil {
 		return fmt.Errorf("timestamp must be RFC 3339: %w", err)
 	}
-	t.Time = pt.UTC().Truncate(time.Second)
+	pt = pt.UTC()
+	if y := pt.Year(); y < 0 || y > 9999 {
+		return fmt.Errorf("timestamp %q is outside the years 0000-9999 in UTC", s)
+	}
+	t.Time = pt.Truncate(time.Second)
 	return nil
 }
 

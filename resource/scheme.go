@@ -220,13 +220,13 @@ func builtinKinds() []KindInfo {
 	return []KindInfo{
 		{
 			Group: Group, Version: Version, Kind: KindDirectClusterEndpointToken,
-			Resource: "directclusterendpointtokens", HasStatus: true,
-			New:     func() Object { return &DirectClusterEndpointToken{} },
-			NewList: func() ObjectList { return &DirectClusterEndpointTokenList{} },
+			Resource: "directclusterendpointtokens",
+			New:      func() Object { return &DirectClusterEndpointToken{} },
+			NewList:  func() ObjectList { return &DirectClusterEndpointTokenList{} },
 		},
 		{
 			Group: Group, Version: Version, Kind: KindProjectMigrateVirtualClusterInstance,
-			Resource: "migratevirtualclusterinstance", ParentResource: "projects", HasStatus: true,
+			Resource: "migratevirtualclusterinstance", ParentResource: "projects",
 			New:     func() Object { return &ProjectMigrateVirtualClusterInstance{} },
 			NewList: func() ObjectList { return &ProjectMigrateVirtualClusterInstanceList{} },
 		},

@@ -107,6 +107,16 @@ var reasonSentinels = map[StatusReason]error{
 	ReasonUnknown:               ErrInternal,
 }
 
+// sentinelOrder is the order in which StatusOf tries the sentinels, so that an error
+// matching several of them maps to the same reason every time (map order is random).
+// Gone and Unknown are left out: their sentinels belong to Expired and InternalError.
+var sentinelOrder = []StatusReason{
+	ReasonBadRequest, ReasonUnauthorized, ReasonForbidden, ReasonNotFound, ReasonMethodNotAllowed,
+	ReasonNotAcceptable, ReasonAlreadyExists, ReasonConflict, ReasonExpired, ReasonRequestEntityTooLarge,
+	ReasonUnsupportedMediaType, ReasonInvalid, ReasonTooManyRequests, ReasonInternalError,
+	ReasonServiceUnavailable, ReasonTimeout,
+}
+
 // Status values.
 const (
 	StatusSuccess = "Success"
@@ -154,17 +164,17 @@ type CauseType string
 
 // The cause types, as Kubernetes names them.
 const (
-	CauseFieldValueNotFound     CauseType = "FieldValueNotFound"
-	CauseFieldValueRequired     CauseType = "FieldValueRequired"
-	CauseFieldValueDuplicate    CauseType = "FieldValueDuplicate"
-	CauseFieldValueInvalid      CauseType = "FieldValueInvalid"
-	CauseFieldValueNotSupported CauseType = "FieldValueNotSupported"
-	CauseFieldValueForbidden    CauseType = "FieldValueForbidden"
-	CauseFieldValueTooLong      CauseType = "FieldValueTooLong"
-	CauseFieldValueTooMany      CauseType = "FieldValueTooMany"
-	CauseFieldValueTypeInvalid  CauseType = "FieldValueTypeInvalid"
-	CauseInternalError          CauseType = "InternalError"
-	CauseFieldManagerConflict   CauseType = "FieldManagerConflict"
+	CauseFieldValueNotFound      CauseType = "FieldValueNotFound"
+	CauseFieldValueRequired      CauseType = "FieldValueRequired"
+	CauseFieldValueDuplicate     CauseType = "FieldValueDuplicate"
+	CauseFieldValueInvalid       CauseType = "FieldValueInvalid"
+	CauseFieldValueNotSupported  CauseType = "FieldValueNotSupported"
+	CauseFieldValueForbidden     CauseType = "FieldValueForbidden"
+	CauseFieldValueTooLong       CauseType = "FieldValueTooLong"
+	CauseFieldValueTooMany       CauseType = "FieldValueTooMany"
+	CauseFieldValueTypeInvalid   CauseType = "FieldValueTypeInvalid"
+	CauseInternalError           CauseType = "InternalError"
+	CauseFieldManagerConflict    CauseType = "FieldManagerConflict"
 	CauseResourceVersionTooLarge CauseType = "ResourceVersionTooLarge"
 )
 
@@ -399,8 +409,8 @@ func StatusOf(err error) Status {
 		}
 		return st
 	}
-	for reason, sentinel := range reasonSentinels {
-		if reason != ReasonUnknown && reason != ReasonGone && errors.Is(err, sentinel) {
+	for _, reason := range sentinelOrder {
+		if errors.Is(err, reasonSentinels[reason]) {
 			return NewStatusError(reason, err.Error()).ErrStatus
 		}
 	}
@@ -415,3 +425,9 @@ func ReasonOf(err error) StatusReason { return StatusOf(err).Reason }
 
 // CodeOf returns the HTTP code [StatusOf] gives err.
 func CodeOf(err error) int { return int(StatusOf(err).Code) }
+
+// NewNotAcceptable returns 406 NotAcceptable for a media type the server cannot write.
+func NewNotAcceptable(mediaType string) *StatusError {
+	return NewStatusError(ReasonNotAcceptable, fmt.Sprintf(
+		"only the following media types are accepted: application/json, application/yaml (got %q)", mediaType))
+}

@@ -144,7 +144,9 @@ type WatchOptions struct {
 	// Prefix selects the keys that start with it; "" selects every key.
 	Prefix string
 	// StartRevision is the first revision to deliver (inclusive); 0 means the changes
-	// after the current revision. Below what is kept: ErrCompacted.
+	// after the current revision. Below what is kept: ErrCompacted, returned by Watch
+	// or, by a backend that learns it only later, as the Err of a watcher that ends
+	// before delivering any event.
 	StartRevision int64
 	// ProgressNotify asks for [EventProgress] events: one each time the watcher has
 	// delivered everything up to a revision newer than the last event or progress it
@@ -168,9 +170,10 @@ type Watcher interface {
 }
 
 // Backend is an ordered key-value store with one global revision. Every successful
-// write transaction creates exactly one new revision, one larger than the last;
-// revisions never go back, also across restarts of a durable backend. Every method
-// is safe for concurrent use.
+// transaction that changes something creates exactly one new revision, one larger
+// than the last (one that changes nothing, such as a delete of an absent key, creates
+// none); revisions never go back, also across restarts of a durable backend. Every
+// method is safe for concurrent use.
 type Backend interface {
 	// Get returns key as of revision rev (0: current). ErrKeyNotFound when it does not
 	// exist then; ErrCompacted or ErrFutureRevision as for Range.
@@ -197,7 +200,8 @@ type Backend interface {
 type Compactor interface {
 	// Compact discards history below rev: afterwards reads at a revision < rev and
 	// watches starting below rev fail with ErrCompacted. The current state is kept.
-	// Compacting at or below the current compaction point does nothing.
+	// Compacting at or below the current compaction point does nothing; rev above the
+	// current revision is ErrFutureRevision.
 	Compact(ctx context.Context, rev int64) error
 	// CompactRevision returns the oldest revision still readable.
 	CompactRevision(ctx context.Context) (int64, error)

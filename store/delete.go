@@ -1,0 +1,166 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/management-service/mgmt/resource"
+)
+
+// Delete deletes the object that obj names (its kind, namespace and name) and fills
+// obj with the object's state after the call. removed is true when the object is gone;
+// false when deletion only started: an object with finalizers, or deleted with a grace
+// period, gets deletionTimestamp (now + grace) and deletionGracePeriodSeconds, and
+// generation goes up by one; it is removed when its last finalizer goes and the grace
+// period has passed (by the write that removes the finalizer, or by the store's
+// reaper). Deleting an object that is already terminating can only move its
+// deletionTimestamp earlier.
+//
+// PropagationPolicy Orphan adds the "orphan" finalizer (dependents lose their
+// reference to the object, then it goes); Foreground adds "foregroundDeletion" (the
+// object stays until every dependent that blocks owner deletion is gone); Background,
+// the default, removes the object now and its dependents after it.
+//
+// Errors: 404 when it does not exist; 409 when a precondition fails; 422 for an
+// unknown propagation policy.
+func (s *Store) Delete(ctx context.Context, obj resource.Object, opts DeleteOptions) (removed bool, err error) {
+	_, err = s.runTxn(ctx, opts.DryRun, func(tx *Tx) error {
+		var err error
+		removed, err = tx.Delete(obj, opts)
+		return err
+	})
+	return removed, err
+}
+
+// Delete deletes an object in the transaction; see [Store.Delete].
+func (tx *Tx) Delete(obj resource.Object, opts DeleteOptions) (removed bool, err error) {
+	s := tx.s
+	k, err := s.kindOf(obj)
+	if err != nil {
+		return false, err
+	}
+	in := obj.GetObjectMeta()
+	namespace, name := normalizeNamespace(k, in.Namespace), in.Name
+	if err := checkKeyNames(k, namespace, name); err != nil {
+		return false, err
+	}
+	switch opts.PropagationPolicy {
+	case "", DeletePropagationBackground, DeletePropagationForeground, DeletePropagationOrphan:
+	default:
+		return false, resource.NewInvalid(k, name, resource.ErrorList{resource.NotSupported(
+			resource.NewPath("propagationPolicy"), opts.PropagationPolicy,
+			[]string{DeletePropagationForeground, DeletePropagationBackground, DeletePropagationOrphan})})
+	}
+	key := objectKey(k, namespace, name)
+	e, err := tx.get(key)
+	if err != nil {
+		return false, err
+	}
+	if e.value == nil {
+		return false, resource.NewNotFound(k, name)
+	}
+	cur, err := decodeNew(k, e.value, e.rev)
+	if err != nil {
+		return false, err
+	}
+	meta := cur.GetObjectMeta()
+	if p := opts.Preconditions.UID; p != nil && *p != meta.UID {
+		return false, resource.NewConflict(k, name, fmt.Sprintf(
+			"Precondition failed: UID in precondition: %s, UID in object meta: %s; the object might have been deleted and then recreated",
+			*p, meta.UID))
+	}
+	if p := opts.Preconditions.ResourceVersion; p != nil && *p != meta.ResourceVersion {
+		return false, resource.NewConflict(k, name, fmt.Sprintf(
+			"Precondition failed: ResourceVersion in precondition: %s, ResourceVersion in object meta: %s",
+			*p, meta.ResourceVersion))
+	}
+	req := &AdmissionRequest{Operation: OperationDelete, Kind: k, OldObject: cur, User: opts.User, DryRun: tx.dryRun}
+	for _, v := range s.opts.Validating {
+		if err := v.Validate(tx.ctx, req); err != nil {
+			return false, err
+		}
+	}
+
+	var grace int64
+	if opts.GracePeriodSeconds != nil {
+		grace = *opts.GracePeriodSeconds
+		if grace < 0 {
+			grace = 1
+		}
+	}
+	now := resource.NewTime(s.clock.Now())
+	deadline := resource.NewTime(now.Add(time.Duration(grace) * time.Second))
+
+	if meta.IsTerminating() {
+		// Only a shorter grace period changes anything, and only ever moves the
+		// deadline earlier.
+		if opts.GracePeriodSeconds == nil || !deadline.Before(meta.DeletionTimestamp.Time) {
+			return false, fillResult(k, e.value, e.rev, obj)
+		}
+		meta.DeletionTimestamp = &deadline
+		meta.DeletionGracePeriodSeconds = &grace
+	} else {
+		switch opts.PropagationPolicy {
+		case DeletePropagationOrphan:
+			meta.RemoveFinalizer(FinalizerForegroundDeletion)
+			meta.AddFinalizer(FinalizerOrphan)
+		case DeletePropagationForeground:
+			meta.RemoveFinalizer(FinalizerOrphan)
+			meta.AddFinalizer(FinalizerForegroundDeletion)
+		}
+		if len(meta.Finalizers) == 0 && grace == 0 {
+			return tx.remove(k, key, e, cur, obj)
+		}
+		meta.DeletionTimestamp = &deadline
+		meta.DeletionGracePeriodSeconds = &grace
+		if meta.Generation > 0 {
+			meta.Generation++
+		}
+	}
+	if len(meta.Finalizers) == 0 && !now.Before(meta.DeletionTimestamp.Time) {
+		return tx.remove(k, key, e, cur, obj)
+	}
+	data, err := s.encode(k, cur)
+	if err != nil {
+		return false, err
+	}
+	tx.put(key, data)
+	tx.onCommit(func(rev int64) error { return fillResult(k, data, rev, obj) })
+	return false, nil
+}
+
+// remove deletes key now; obj gets the last state with the deletion's revision.
+func (tx *Tx) remove(k *resource.KindInfo, key string, e *txEntry, cur resource.Object, obj resource.Object) (bool, error) {
+	data := e.value
+	tx.del(key)
+	tx.removed = append(tx.removed, removedObject{kind: k, uid: cur.GetObjectMeta().UID})
+	tx.onCommit(func(rev int64) error { return fillResult(k, data, rev, obj) })
+	return true, nil
+}
+
+// DeleteCollection deletes every object of list's kind that listOpts select, each
+// through a normal [Store.Delete] with opts (not atomic, as in Kubernetes), and
+// returns how many it deleted or marked for deletion. Objects that are gone by the
+// time their turn comes are skipped. list is left holding the objects it looked at.
+func (s *Store) DeleteCollection(ctx context.Context, list resource.ObjectList, listOpts ListOptions, opts DeleteOptions) (int, error) {
+	if listOpts.Continue != "" {
+		return 0, resource.NewBadRequest("DeleteCollection does not take a continue token")
+	}
+	if err := s.List(ctx, list, listOpts); err != nil {
+		return 0, err
+	}
+	n := 0
+	for i := 0; i < list.Len(); i++ {
+		obj := list.Item(i)
+		if _, err := s.Delete(ctx, obj, opts); err != nil {
+			if errors.Is(err, resource.ErrNotFound) {
+				continue
+			}
+			return n, err
+		}
+		n++
+	}
+	return n, nil
+}

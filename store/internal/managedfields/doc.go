@@ -1,0 +1,32 @@
+// Package managedfields maintains metadata.managedFields for the store: on every
+// create, update and status update it records an Update entry for the writing field
+// manager, listing the fields that manager set in Kubernetes' FieldsV1 trie form
+// ({"f:spec":{"f:ttl":{}}}).
+//
+// The store calls [Resolve] with the stored entries and those the client sent, to
+// pick the entries the write starts from (a client may overwrite them, or reset them
+// with [] or [{}]; subresource writes ignore them), then [Update] with the old and the
+// new encoded object to record the write. [Set] is the field set of one entry.
+//
+// What is recorded follows Kubernetes' field manager for objects without a typed
+// schema (custom resources), with these choices:
+//
+//   - Objects are compared field by field. Lists are atomic: a list is one field and
+//     its items are never tracked. An empty object is a leaf. A non-empty object is
+//     tracked through its fields, and is itself a member when it appears where there
+//     was none, which FieldsV1 writes as ".":{} (e.g. {"f:spec":{".":{},"f:ttl":{}}}
+//     on create), exactly as Kubernetes writes it for custom resources.
+//   - apiVersion, kind, metadata itself and the server-owned metadata fields are
+//     never tracked; nor is status on the main resource of a kind with a status
+//     subresource, while a status write tracks status only.
+//   - The writer's time is refreshed when its write adds, changes or removes a field
+//     (the spec's rule; Kubernetes does not refresh it on a pure removal), never when
+//     another manager takes one of its fields.
+//   - At most [MaxUpdateEntries] Update entries are kept; older ones are folded into
+//     an [AncientChangesManager] entry per apiVersion. Apply entries are never
+//     folded, and Update never creates them.
+//   - Entries are sorted the way Kubernetes sorts them, so the output is
+//     deterministic and an update that changes nothing returns the same entries.
+//
+// The package imports only the standard library and package resource.
+package managedfields

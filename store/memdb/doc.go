@@ -1,0 +1,48 @@
+// Package memdb is a [backend.Backend] kept in memory, on hashicorp/go-memdb: the
+// backend of choice for tests, for the fixture of package store/storetest, and for
+// programs whose data fits in memory and need not outlive the process.
+//
+// # Basics
+//
+// [New] returns an empty [Backend] at revision 0; [Options] tune it and their zero
+// value gives the defaults:
+//
+//	b := memdb.New(memdb.Options{})
+//	defer b.Close()
+//	s, err := store.New(b, store.Options{})
+//
+// The keys live in one go-memdb table indexed by the key's bytes, a radix tree that
+// go-memdb's transactions update without changing what earlier readers see. Write
+// transactions are serialized; each commit creates one revision and keeps an
+// immutable snapshot of the tree as of that revision (cheap: the new tree shares
+// every node the commit did not touch) together with the events of that commit.
+// The last [Options].HistoryRevisions revisions are kept in a ring: a read at a past
+// revision is served from that revision's snapshot, and a watch replays the events
+// from the ring before it streams new ones.
+//
+// Each watcher is a goroutine with a cursor in that history. It copies the events
+// that match its prefix to its channel and sleeps, when caught up, until the next
+// commit. Writers never wait for watchers.
+//
+// [Backend] also implements [backend.Compactor].
+//
+// # Caveats
+//
+//   - Nothing is durable: the data is gone when the process exits.
+//   - Memory: the live data, plus for each kept revision the tree nodes its commit
+//     replaced and its events. The bytes of a value are stored once and shared by the
+//     data, the snapshots and the events; a value is released when no kept revision
+//     and no key refers to it any longer. With the default of 10000 revisions, a
+//     workload that writes large values often keeps up to 10000 of them: lower
+//     [Options].HistoryRevisions, or call [Backend.Compact], to bound it tighter.
+//   - History is bounded by count, not by time: under a high write rate, a read at an
+//     old revision, a paged list that spans many writes, or a slow watcher gets
+//     [backend.ErrCompacted] sooner. A watcher whose reader stops ends with that
+//     error once HistoryRevisions revisions have been written after its position; it
+//     never holds writers back, and it holds at most one batch of events besides its
+//     channel's buffer.
+//   - Every commit wakes every watcher, which then skips the events outside its
+//     prefix: thousands of watchers cost CPU on each write even when few match.
+//   - Values returned by reads and events are shared with the store: callers must not
+//     modify them.
+package memdb

@@ -1,0 +1,244 @@
+package memdb
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	gomemdb "github.com/hashicorp/go-memdb"
+
+	"github.com/management-service/mgmt/store/backend"
+)
+
+// DefaultHistoryRevisions is the number of revisions kept when
+// [Options].HistoryRevisions is zero or less.
+const DefaultHistoryRevisions = 10000
+
+// DefaultWatchBuffer is the capacity of a watcher's channel when [Options].WatchBuffer
+// is zero or less.
+const DefaultWatchBuffer = 64
+
+// Options configure a [Backend]. The zero value gives the defaults.
+type Options struct {
+	// HistoryRevisions is how many of the most recent revisions, the current one
+	// included, are kept: a read at a past revision and a watch replay are served from
+	// them. A read or a watch start older than that fails with
+	// [backend.ErrCompacted], and a watcher that falls that far behind ends with it.
+	// Memory grows with it: each kept revision holds the bytes its transaction wrote
+	// (the same bytes the data holds, not a copy) and the tree nodes it replaced.
+	// Zero or less means [DefaultHistoryRevisions] (10000).
+	HistoryRevisions int
+	// WatchBuffer is the capacity of each watcher's event channel: how many events a
+	// watcher's goroutine hands over ahead of its reader. It never blocks writers, who
+	// do not wait for watchers at all; it only smooths delivery. Zero or less means
+	// [DefaultWatchBuffer] (64).
+	WatchBuffer int
+}
+
+// Backend is a [backend.Backend] and [backend.Compactor] kept in memory in a
+// go-memdb radix tree. Build it with [New]; the zero value is not usable. It is safe
+// for concurrent use.
+type Backend struct {
+	opts Options
+	db   *gomemdb.MemDB
+
+	// wmu serializes write transactions: the check of the compares, the commit to
+	// db and the publication of the new revision happen as one step.
+	wmu sync.Mutex
+
+	// mu guards everything below. Writers hold it only to publish a commit; readers
+	// and watchers hold it shared to pick a snapshot or copy events.
+	mu sync.RWMutex
+	// rev is the current revision.
+	rev int64
+	// compacted is the compaction point: revisions below it are not readable.
+	compacted int64
+	// ring holds the last opts.HistoryRevisions revisions; revision r lives at
+	// r % len(ring).
+	ring []revision
+	// empty is the snapshot of the never-written backend, served at revision 0.
+	empty *gomemdb.MemDB
+	// notify is closed and replaced whenever watchers have something to look at: a
+	// commit, a compaction.
+	notify chan struct{}
+	closed bool
+	// done is closed by Close; it ends the watchers.
+	done chan struct{}
+	// watchers counts the running watcher goroutines, for Close to wait on.
+	watchers sync.WaitGroup
+	live     int // running watchers, for tests
+}
+
+// revision is what the backend keeps of one past revision.
+type revision struct {
+	rev    int64
+	snap   *gomemdb.MemDB  // the data as of rev (an immutable go-memdb snapshot)
+	events []backend.Event // the changes of rev's transaction, in op order
+}
+
+var (
+	_ backend.Backend   = (*Backend)(nil)
+	_ backend.Compactor = (*Backend)(nil)
+)
+
+const kvTable = "kv"
+
+// row is one key in the go-memdb table. Rows are never modified once inserted:
+// snapshots share them.
+type row struct {
+	key       string
+	value     []byte
+	createRev int64
+	modRev    int64
+}
+
+func (r *row) kv() backend.KV {
+	return backend.KV{Key: r.key, Value: r.value, CreateRevision: r.createRev, ModRevision: r.modRev}
+}
+
+// keyIndex indexes rows by their key's raw bytes, so the radix tree iterates in the
+// byte order of keys (go-memdb's StringFieldIndex appends a terminator instead).
+type keyIndex struct{}
+
+// FromObject returns the key of a row.
+func (keyIndex) FromObject(obj any) (bool, []byte, error) {
+	r, ok := obj.(*row)
+	if !ok {
+		return false, nil, fmt.Errorf("memdb: unexpected object %T", obj)
+	}
+	return true, []byte(r.key), nil
+}
+
+// FromArgs returns the index value of a key given as the one argument.
+func (keyIndex) FromArgs(args ...any) ([]byte, error) {
+	if len(args) != 1 {
+		return nil, fmt.Errorf("memdb: want one key, got %d arguments", len(args))
+	}
+	s, ok := args[0].(string)
+	if !ok {
+		return nil, fmt.Errorf("memdb: key must be a string, got %T", args[0])
+	}
+	return []byte(s), nil
+}
+
+// PrefixFromArgs returns the index value of a key prefix: the prefix's bytes.
+func (k keyIndex) PrefixFromArgs(args ...any) ([]byte, error) { return k.FromArgs(args...) }
+
+var schema = &gomemdb.DBSchema{Tables: map[string]*gomemdb.TableSchema{
+	kvTable: {
+		Name: kvTable,
+		Indexes: map[string]*gomemdb.IndexSchema{
+			"id": {Name: "id", Unique: true, Indexer: keyIndex{}},
+		},
+	},
+}}
+
+// New returns an empty backend at revision 0.
+func New(opts Options) *Backend {
+	if opts.HistoryRevisions <= 0 {
+		opts.HistoryRevisions = DefaultHistoryRevisions
+	}
+	if opts.WatchBuffer <= 0 {
+		opts.WatchBuffer = DefaultWatchBuffer
+	}
+	db, err := gomemdb.NewMemDB(schema)
+	if err != nil {
+		// The schema is a constant; it validates or the package is broken.
+		panic("memdb: invalid schema: " + err.Error())
+	}
+	return &Backend{
+		opts:   opts,
+		db:     db,
+		ring:   make([]revision, opts.HistoryRevisions),
+		empty:  db.Snapshot(),
+		notify: make(chan struct{}),
+		done:   make(chan struct{}),
+	}
+}
+
+// Revision returns the current revision: that of the last transaction that changed
+// something, 0 for a backend never written.
+func (b *Backend) Revision(ctx context.Context) (int64, error) {
+	if err := ctx.Err(); err != nil {
+		return 0, err
+	}
+	b.mu.RLock()
+	defer b.mu.RUnlock()
+	if b.closed {
+		return 0, backend.ErrClosed
+	}
+	return b.rev, nil
+}
+
+// Close ends every watcher with [backend.ErrClosed], waits for their goroutines to
+// exit and releases the data. Every later call, Close included, returns
+// [backend.ErrClosed].
+func (b *Backend) Close() error {
+	b.wmu.Lock() // no transaction is half done
+	b.mu.Lock()
+	if b.closed {
+		b.mu.Unlock()
+		b.wmu.Unlock()
+		return backend.ErrClosed
+	}
+	b.closed = true
+	close(b.done)
+	b.ring = nil
+	b.empty = nil
+	b.mu.Unlock()
+	b.wmu.Unlock()
+	b.watchers.Wait()
+	return nil
+}
+
+// oldestLocked returns the oldest readable revision (0 when nothing was written).
+// b.mu must be held.
+func (b *Backend) oldestLocked() int64 {
+	if b.rev == 0 {
+		return 0
+	}
+	oldest := b.rev - int64(len(b.ring)) + 1
+	if oldest < b.compacted {
+		oldest = b.compacted
+	}
+	if oldest < 1 {
+		oldest = 1
+	}
+	return oldest
+}
+
+// snapshot returns the data as of rev (0: current) and the revision it is at.
+func (b *Backend) snapshot(ctx context.Context, rev int64) (*gomemdb.MemDB, int64, error) {
+	if rev < 0 {
+		return nil, 0, fmt.Errorf("%w: negative revision %d", backend.ErrInvalidArgument, rev)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, 0, err
+	}
+	b.mu.RLock()
+	defer b.mu.RUnlock()
+	if b.closed {
+		return nil, 0, backend.ErrClosed
+	}
+	if rev == 0 {
+		rev = b.rev
+	}
+	if rev == 0 {
+		return b.empty, 0, nil
+	}
+	if rev > b.rev {
+		return nil, 0, fmt.Errorf("%w: revision %d, current %d", backend.ErrFutureRevision, rev, b.rev)
+	}
+	oldest := b.oldestLocked()
+	e := b.ring[rev%int64(len(b.ring))]
+	if rev < oldest || e.rev != rev {
+		return nil, 0, fmt.Errorf("%w: revision %d, oldest kept %d", backend.ErrCompacted, rev, oldest)
+	}
+	return e.snap, rev, nil
+}
+
+// errInternal wraps a go-memdb failure, which would be a bug in this package.
+func errInternal(err error) error {
+	return errors.Join(errors.New("memdb: internal error"), err)
+}

@@ -1,0 +1,151 @@
+package memdb
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/management-service/mgmt/store/backend"
+)
+
+// Txn applies t atomically: when every Compare holds, every Op is applied at one new
+// revision, one more than the current; otherwise nothing is, and the result names the
+// first Compare that failed. A transaction whose ops change nothing (no ops, or only
+// deletes of absent keys) creates no revision. Values are copied, so the caller may
+// reuse its buffers once Txn returns. Writers never wait for watchers.
+func (b *Backend) Txn(ctx context.Context, t backend.Txn) (backend.TxnResult, error) {
+	if err := validateTxn(t); err != nil {
+		return backend.TxnResult{}, err
+	}
+	if err := ctx.Err(); err != nil {
+		return backend.TxnResult{}, err
+	}
+	b.wmu.Lock()
+	defer b.wmu.Unlock()
+	// Only writers change b.rev and b.closed, and they hold wmu: no need for mu here.
+	if b.closed {
+		return backend.TxnResult{}, backend.ErrClosed
+	}
+	if err := ctx.Err(); err != nil { // it may have been a long wait for wmu
+		return backend.TxnResult{}, err
+	}
+	cur := b.rev
+
+	tx := b.db.Txn(true)
+	defer tx.Abort() // no-op after Commit
+	for i, c := range t.Compares {
+		prev, err := tx.First(kvTable, "id", c.Key)
+		if err != nil {
+			return backend.TxnResult{}, errInternal(err)
+		}
+		var modRev int64
+		if prev != nil {
+			modRev = prev.(*row).modRev
+		}
+		if modRev != c.ModRevision {
+			return backend.TxnResult{Revision: cur, FailedCompare: i}, nil
+		}
+	}
+
+	// Look every key up before the first write: a go-memdb write transaction reads
+	// its own modified indexes through a clone.
+	prevs := make([]*row, len(t.Ops))
+	changes := 0
+	for i, op := range t.Ops {
+		prev, err := tx.First(kvTable, "id", op.Key)
+		if err != nil {
+			return backend.TxnResult{}, errInternal(err)
+		}
+		if prev != nil {
+			prevs[i] = prev.(*row)
+		}
+		if !op.Delete || prev != nil {
+			changes++
+		}
+	}
+	if changes == 0 {
+		return backend.TxnResult{Succeeded: true, Revision: cur, FailedCompare: -1}, nil
+	}
+
+	rev := cur + 1
+	events := make([]backend.Event, 0, changes)
+	for i, op := range t.Ops {
+		prev := prevs[i]
+		var prevKV *backend.KV
+		if prev != nil {
+			kv := prev.kv()
+			prevKV = &kv
+		}
+		if op.Delete {
+			if prev == nil {
+				continue
+			}
+			if err := tx.Delete(kvTable, prev); err != nil {
+				return backend.TxnResult{}, errInternal(err)
+			}
+			events = append(events, backend.Event{
+				Type: backend.EventDelete, Revision: rev,
+				KV: backend.KV{Key: op.Key, ModRevision: rev}, PrevKV: prevKV,
+			})
+			continue
+		}
+		r := &row{key: op.Key, value: append([]byte{}, op.Value...), createRev: rev, modRev: rev}
+		if prev != nil {
+			r.createRev = prev.createRev
+		}
+		if err := tx.Insert(kvTable, r); err != nil {
+			return backend.TxnResult{}, errInternal(err)
+		}
+		events = append(events, backend.Event{Type: backend.EventPut, Revision: rev, KV: r.kv(), PrevKV: prevKV})
+	}
+	tx.Commit()
+	b.publish(revision{rev: rev, snap: b.db.Snapshot(), events: events})
+	return backend.TxnResult{Succeeded: true, Revision: rev, FailedCompare: -1}, nil
+}
+
+// publish makes a committed revision the current one, and wakes the watchers.
+func (b *Backend) publish(r revision) {
+	b.mu.Lock()
+	b.ring[r.rev%int64(len(b.ring))] = r
+	b.rev = r.rev
+	b.wakeLocked()
+	b.mu.Unlock()
+}
+
+// wakeLocked wakes every watcher waiting for news. b.mu must be held for writing.
+func (b *Backend) wakeLocked() {
+	close(b.notify)
+	b.notify = make(chan struct{})
+}
+
+func validateTxn(t backend.Txn) error {
+	for i, c := range t.Compares {
+		if c.Key == "" {
+			return fmt.Errorf("%w: compare %d has an empty key", backend.ErrInvalidArgument, i)
+		}
+		if c.ModRevision < 0 {
+			return fmt.Errorf("%w: compare %d has negative revision %d", backend.ErrInvalidArgument, i, c.ModRevision)
+		}
+	}
+	var seen map[string]struct{} // only for many ops; a few are compared pairwise
+	if len(t.Ops) > 8 {
+		seen = make(map[string]struct{}, len(t.Ops))
+	}
+	for i, op := range t.Ops {
+		if op.Key == "" {
+			return fmt.Errorf("%w: op %d has an empty key", backend.ErrInvalidArgument, i)
+		}
+		dup := false
+		if seen != nil {
+			_, dup = seen[op.Key]
+			seen[op.Key] = struct{}{}
+		} else {
+			for _, o := range t.Ops[:i] {
+				dup = dup || o.Key == op.Key
+			}
+		}
+		if dup {
+			return fmt.Errorf("%w: key %q appears in two ops", backend.ErrInvalidArgument, op.Key)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,191 @@
+package store
+
+import (
+	"log/slog"
+	"time"
+
+	"github.com/management-service/mgmt/resource"
+)
+
+// Clock is the store's source of time. Tests inject a fake one (storetest.FakeClock) to
+// step through grace periods without sleeping.
+type Clock interface {
+	// Now returns the current time.
+	Now() time.Time
+	// After returns a channel that receives the time once d has passed.
+	After(d time.Duration) <-chan time.Time
+}
+
+type realClock struct{}
+
+func (realClock) Now() time.Time                         { return time.Now() }
+func (realClock) After(d time.Duration) <-chan time.Time { return time.After(d) }
+
+// Options configure a [Store]. The zero value is a store of the kinds of package
+// resource with the real clock, random uids and no admission hooks.
+type Options struct {
+	// Scheme holds the kinds the store accepts; nil means resource.NewScheme().
+	Scheme *resource.Scheme
+	// Clock is the source of time; nil means the system clock.
+	Clock Clock
+	// NewUID returns a fresh uid; nil means a random RFC 4122 version 4 UUID.
+	NewUID func() string
+	// RandomSuffix returns n random characters for generateName; nil means
+	// crypto/rand over the alphabet "bcdfghjklmnpqrstvwxz2456789".
+	RandomSuffix func(n int) string
+	// Mutating are admission hooks that may change an object, run in order before
+	// validation.
+	Mutating []MutatingAdmitter
+	// Validating are admission hooks that may refuse a write, run in order after the
+	// store's own validation.
+	Validating []ValidatingAdmitter
+	// OwnerAuthorizer decides whether a caller may set blockOwnerDeletion on a
+	// reference to an owner; nil allows every caller.
+	OwnerAuthorizer OwnerAuthorizer
+	// MaxObjectBytes is the largest encoded object the store writes; 0 means 1.5 MiB.
+	// A larger object is refused with 413 RequestEntityTooLarge.
+	MaxObjectBytes int
+	// WatchBuffer is how many events a watcher holds for a consumer that is not
+	// reading; 0 means 100. A consumer that stays behind longer than the backend
+	// keeps history gets an ERROR event with 410 Expired; writers never wait for it.
+	WatchBuffer int
+	// BookmarkInterval is the least time between two bookmarks of a watch that asked
+	// for them; 0 means one minute.
+	BookmarkInterval time.Duration
+	// MaxUpdateRetries bounds how often GuaranteedUpdate and Txn run their function
+	// again after a concurrent write; 0 means 64.
+	MaxUpdateRetries int
+	// Logger receives the store's background errors (reaper, tracker); nil discards.
+	Logger *slog.Logger
+}
+
+// Limits of the store.
+const (
+	// DefaultMaxObjectBytes is the largest encoded object: 1.5 MiB, as etcd's request
+	// limit under kube-apiserver.
+	DefaultMaxObjectBytes = 3 << 19
+	// MaxGenerateNameAttempts is how many names a create with generateName tries.
+	MaxGenerateNameAttempts = 8
+	// DefaultNamespace is the namespace of a namespaced object that names none.
+	DefaultNamespace = "default"
+)
+
+// WriteOptions are the options every write shares.
+type WriteOptions struct {
+	// DryRun runs everything (defaulting, validation, admission, name generation,
+	// conflict checks) and stores nothing.
+	DryRun bool
+	// FieldManager names the writer in managedFields; empty means "unknown".
+	FieldManager string
+	// User is the caller, passed to admission hooks and the OwnerAuthorizer.
+	User *UserInfo
+}
+
+// CreateOptions are the options of a create.
+type CreateOptions struct {
+	WriteOptions
+}
+
+// UpdateOptions are the options of an update or status update. The
+// resourceVersion precondition is the object's own metadata.resourceVersion.
+type UpdateOptions struct {
+	WriteOptions
+}
+
+// Propagation policies of a delete.
+const (
+	// DeletePropagationBackground deletes the owner now; the store then deletes its
+	// dependents.
+	DeletePropagationBackground = "Background"
+	// DeletePropagationForeground keeps the owner, with the foregroundDeletion
+	// finalizer, until every dependent that blocks owner deletion is gone.
+	DeletePropagationForeground = "Foreground"
+	// DeletePropagationOrphan removes the owner reference from every dependent, then
+	// deletes the owner.
+	DeletePropagationOrphan = "Orphan"
+)
+
+// Finalizers the store itself manages.
+const (
+	// FinalizerOrphan makes the store orphan the dependents before removing the object.
+	FinalizerOrphan = "orphan"
+	// FinalizerForegroundDeletion makes the store wait for blocking dependents.
+	FinalizerForegroundDeletion = "foregroundDeletion"
+)
+
+// Preconditions must hold for a delete to go ahead.
+type Preconditions struct {
+	// UID, when set, must be the object's uid (409 Conflict otherwise).
+	UID *string
+	// ResourceVersion, when set, must be the object's resourceVersion (409 Conflict).
+	ResourceVersion *string
+}
+
+// DeleteOptions are the options of a delete.
+type DeleteOptions struct {
+	WriteOptions
+	// GracePeriodSeconds is the grace period; nil means the object's kind default (0).
+	// A negative value counts as 1.
+	GracePeriodSeconds *int64
+	// Preconditions must hold, or the delete fails with 409 Conflict.
+	Preconditions Preconditions
+	// PropagationPolicy is Background (the default), Foreground or Orphan.
+	PropagationPolicy string
+}
+
+// GetOptions are the options of a get.
+type GetOptions struct {
+	// ResourceVersion "" or "0" reads the latest state; "N" asks for a state not
+	// older than revision N (504 Timeout when the store has not reached N).
+	ResourceVersion string
+}
+
+// ResourceVersionMatch values of a list.
+const (
+	// ResourceVersionMatchNotOlderThan serves a list at least as new as the given
+	// resourceVersion (the default).
+	ResourceVersionMatchNotOlderThan = "NotOlderThan"
+	// ResourceVersionMatchExact serves the list exactly at the given resourceVersion.
+	ResourceVersionMatchExact = "Exact"
+)
+
+// ListOptions select the objects of a list.
+type ListOptions struct {
+	// Namespace restricts a list of a namespaced kind to one namespace; "" lists all.
+	Namespace string
+	// LabelSelector filters by labels: "a=b,c!=d,e in (f,g),h,!i". Bad syntax: 400.
+	LabelSelector string
+	// FieldSelector filters by metadata.name and metadata.namespace. Other fields: 400.
+	FieldSelector string
+	// Limit is the most items to return; 0 means all. When more remain, the list's
+	// continue token is set.
+	Limit int64
+	// Continue is the token of the previous page. Pages are served from the snapshot
+	// of the first one; a token older than what is kept gives 410 Expired.
+	Continue string
+	// ResourceVersion "" or "0" lists the latest state; "N" lists a state not older
+	// than N (or exactly N with ResourceVersionMatch Exact).
+	ResourceVersion string
+	// ResourceVersionMatch is "", NotOlderThan or Exact.
+	ResourceVersionMatch string
+}
+
+// WatchOptions select what a watch sees.
+type WatchOptions struct {
+	// Namespace restricts the watch to one namespace; "" watches all.
+	Namespace string
+	// LabelSelector filters events; an object that starts matching is reported as
+	// ADDED, one that stops matching as DELETED.
+	LabelSelector string
+	// FieldSelector filters by metadata.name and metadata.namespace.
+	FieldSelector string
+	// ResourceVersion "" or "0" starts with a synthetic ADDED event per existing
+	// object; "N" delivers every change after revision N (410 Expired when N is older
+	// than what is kept).
+	ResourceVersion string
+	// AllowBookmarks asks for BOOKMARK events carrying the current resourceVersion.
+	AllowBookmarks bool
+	// SendInitialEvents, with ResourceVersion "" or "0", ends the synthetic ADDED
+	// events with a BOOKMARK annotated "k8s.io/initial-events-end".
+	SendInitialEvents bool
+}

@@ -1,0 +1,212 @@
+package store
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"slices"
+
+	"github.com/management-service/mgmt/resource"
+)
+
+// Update replaces a stored object with obj and fills obj with the result. The
+// object's metadata.resourceVersion is a precondition: empty gives 422, a stale one
+// 409 Conflict. A non-empty uid must match (409). name, namespace, uid,
+// creationTimestamp and generation cannot be changed (the stored values are kept;
+// setting a deletionTimestamp or changing deletionGracePeriodSeconds is 422). For a
+// kind with a status subresource the stored status is kept. generation goes up by one
+// when anything outside metadata and status changes. An update that changes nothing
+// writes nothing: the resourceVersion stays and no watch event fires. An update that
+// leaves a terminating object with no finalizers removes it.
+func (s *Store) Update(ctx context.Context, obj resource.Object, opts UpdateOptions) error {
+	_, err := s.runTxn(ctx, opts.DryRun, func(tx *Tx) error { return tx.Update(obj, opts) })
+	return err
+}
+
+// UpdateStatus changes only the status of a stored object (everything else is kept
+// from the stored object) and fills obj with the result. It is 404 for kinds without
+// a status subresource. The resourceVersion precondition is as for [Store.Update].
+func (s *Store) UpdateStatus(ctx context.Context, obj resource.Object, opts UpdateOptions) error {
+	_, err := s.runTxn(ctx, opts.DryRun, func(tx *Tx) error { return tx.UpdateStatus(obj, opts) })
+	return err
+}
+
+// GuaranteedUpdate reads namespace/name into out, calls fn to change it, and writes it
+// back with the resourceVersion it read as precondition; when a concurrent write got
+// in between, it reads again and calls fn again (up to Options.MaxUpdateRetries
+// times). An error from fn aborts and is returned as is.
+func (s *Store) GuaranteedUpdate(ctx context.Context, namespace, name string, out resource.Object,
+	fn func(obj resource.Object) error, opts UpdateOptions) error {
+	_, err := s.runTxn(ctx, opts.DryRun, func(tx *Tx) error {
+		if err := tx.Get(namespace, name, out); err != nil {
+			return err
+		}
+		if err := fn(out); err != nil {
+			return err
+		}
+		return tx.Update(out, opts)
+	})
+	return err
+}
+
+// Update replaces an object in the transaction; see [Store.Update].
+func (tx *Tx) Update(obj resource.Object, opts UpdateOptions) error {
+	return tx.update(obj, opts, false)
+}
+
+// UpdateStatus changes an object's status in the transaction; see [Store.UpdateStatus].
+func (tx *Tx) UpdateStatus(obj resource.Object, opts UpdateOptions) error {
+	return tx.update(obj, opts, true)
+}
+
+func (tx *Tx) update(obj resource.Object, opts UpdateOptions, status bool) error {
+	s := tx.s
+	k, err := s.kindOf(obj)
+	if err != nil {
+		return err
+	}
+	if status && !k.HasStatus {
+		return resource.NewNotFound(k, obj.GetObjectMeta().Name+"/status")
+	}
+	sentFields := obj.GetObjectMeta().ManagedFields // nil and [] mean different things
+	work, err := copyObject(k, obj)
+	if err != nil {
+		return err
+	}
+	meta := work.GetObjectMeta()
+	meta.Namespace = normalizeNamespace(k, meta.Namespace)
+	if err := checkKeyNames(k, meta.Namespace, meta.Name); err != nil {
+		return err
+	}
+	metaPath := resource.NewPath("metadata")
+	if meta.ResourceVersion == "" {
+		return resource.NewInvalid(k, meta.Name, resource.ErrorList{
+			resource.Invalid(metaPath.Child("resourceVersion"), "", "must be specified for an update")})
+	}
+	wantRV, err := parseRV(meta.ResourceVersion)
+	if err != nil {
+		return err
+	}
+	key := objectKey(k, meta.Namespace, meta.Name)
+	e, err := tx.get(key)
+	if err != nil {
+		return err
+	}
+	if e.value == nil {
+		return resource.NewNotFound(k, meta.Name)
+	}
+	old, err := decodeNew(k, e.value, e.rev)
+	if err != nil {
+		return err
+	}
+	oldMeta := old.GetObjectMeta()
+	if e.rev != 0 && wantRV != e.rev {
+		return resource.NewConflict(k, meta.Name, resource.OptimisticLockMessage)
+	}
+	if meta.UID != "" && meta.UID != oldMeta.UID {
+		return resource.NewConflict(k, meta.Name, fmt.Sprintf(
+			"Precondition failed: UID in precondition: %s, UID in object meta: %s", meta.UID, oldMeta.UID))
+	}
+
+	if status {
+		// Only status changes through the status path: everything else is the stored
+		// object's.
+		fresh, err := decodeNew(k, e.value, e.rev)
+		if err != nil {
+			return err
+		}
+		copyStatus(fresh, work)
+		work = fresh
+		meta = work.GetObjectMeta()
+	} else {
+		if k.HasStatus {
+			fresh, err := decodeNew(k, e.value, e.rev)
+			if err != nil {
+				return err
+			}
+			copyStatus(work, fresh) // the stored status is kept
+		}
+		var errs resource.ErrorList
+		meta.UID = oldMeta.UID
+		meta.CreationTimestamp = oldMeta.CreationTimestamp
+		switch {
+		case oldMeta.DeletionTimestamp != nil:
+			meta.DeletionTimestamp = oldMeta.DeletionTimestamp
+		case meta.DeletionTimestamp != nil:
+			errs = append(errs, resource.Invalid(metaPath.Child("deletionTimestamp"), meta.DeletionTimestamp.Format("2006-01-02T15:04:05Z"), "field is immutable"))
+		}
+		switch {
+		case meta.DeletionGracePeriodSeconds == nil:
+			meta.DeletionGracePeriodSeconds = oldMeta.DeletionGracePeriodSeconds
+		case oldMeta.DeletionGracePeriodSeconds == nil || *meta.DeletionGracePeriodSeconds != *oldMeta.DeletionGracePeriodSeconds:
+			errs = append(errs, resource.Invalid(metaPath.Child("deletionGracePeriodSeconds"), *meta.DeletionGracePeriodSeconds, "field is immutable"))
+		}
+		if oldMeta.IsTerminating() {
+			var added []string
+			for _, f := range meta.Finalizers {
+				if !slices.Contains(oldMeta.Finalizers, f) {
+					added = append(added, f)
+				}
+			}
+			if len(added) > 0 {
+				errs = append(errs, resource.Forbidden(metaPath.Child("finalizers"), fmt.Sprintf(
+					"no new finalizers can be added if the object is being deleted, found new finalizers %q", added)))
+			}
+		}
+		if len(errs) > 0 {
+			return resource.NewInvalid(k, meta.Name, errs)
+		}
+		meta.Generation = oldMeta.Generation
+		if errs := resource.ValidateObjectMeta(meta, k.Namespaced, metaPath); len(errs) > 0 {
+			return resource.NewInvalid(k, meta.Name, errs)
+		}
+		if err := s.checkOwnerReferences(tx.ctx, k, oldMeta, meta, opts.User); err != nil {
+			return err
+		}
+	}
+	meta.ResourceVersion = ""
+
+	req := &AdmissionRequest{Operation: OperationUpdate, Kind: k, Object: work, OldObject: old,
+		User: opts.User, DryRun: tx.dryRun}
+	if status {
+		req.Subresource = "status"
+	}
+	if err := s.admit(tx.ctx, req, metaPath); err != nil {
+		return err
+	}
+	data, err := s.encode(k, work)
+	if err != nil {
+		return err
+	}
+	if !status && specChanged(e.value, data) {
+		// generation counts changes of the desired state: anything outside metadata
+		// and status.
+		meta.Generation++
+	}
+	sub := ""
+	if status {
+		sub = "status"
+	}
+	if meta.ManagedFields, err = s.trackFields(k, meta.Name, oldMeta.ManagedFields, sentFields, e.value, data, opts.FieldManager, sub); err != nil {
+		return err
+	}
+	if data, err = s.encode(k, work); err != nil {
+		return err
+	}
+	if bytes.Equal(data, e.value) {
+		// Nothing changed: nothing is written, the resourceVersion stays.
+		rev := e.rev
+		tx.onCommit(func(int64) error { return giveResult(obj, work, rev) })
+		return nil
+	}
+	if oldMeta.IsTerminating() && len(meta.Finalizers) == 0 && !s.clock.Now().Before(meta.DeletionTimestamp.Time) {
+		// The write that leaves a terminating object without finalizers removes it.
+		tx.del(key)
+		tx.removed = append(tx.removed, removedObject{kind: k, uid: oldMeta.UID})
+		tx.onCommit(func(rev int64) error { return giveResult(obj, work, rev) })
+		return nil
+	}
+	tx.put(key, data)
+	tx.onCommit(func(rev int64) error { return giveResult(obj, work, rev) })
+	return nil
+}
