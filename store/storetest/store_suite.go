@@ -51,6 +51,7 @@ func RunStore(t *testing.T, newBackend func(t *testing.T) backend.Backend) {
 	all = append(all, txnCases()...)
 	all = append(all, gcCases()...)
 	all = append(all, managedCases()...)
+	all = append(all, patchCases()...)
 	all = append(all, concurrencyCases()...)
 	for _, c := range all {
 		t.Run(c.name, func(t *testing.T) {

@@ -1,0 +1,64 @@
+// Package store keeps objects with Kubernetes metadata semantics over a pluggable
+// backend. It is the heart of the library: every metadata rule is written here, once,
+// above the byte-and-revision contract of package store/backend, so the in-memory
+// backend (store/memdb), the durable one (store/badger) and any other behave alike.
+//
+// # Basics
+//
+// Build a [Store] with [New] over a backend and use it from many goroutines:
+//
+//	s, err := store.New(memdb.New(memdb.Options{}), store.Options{})
+//	p := &resource.Project{ObjectMeta: resource.ObjectMeta{Name: "web"}}
+//	err = s.Create(ctx, p, store.CreateOptions{})   // p now has uid, resourceVersion, …
+//
+// Writes fill the object they are given with the stored result. [Store.Txn] runs
+// several reads and writes as one transaction committed at one revision.
+//
+// # Semantics
+//
+// The store follows kube-apiserver, with the choices of the project's design notes:
+//
+//   - resourceVersion is one global revision, a decimal string; a write transaction
+//     is one revision even when it changes several objects; a list carries the
+//     revision of its snapshot.
+//   - uid and creationTimestamp are set on create; what a client sends there is
+//     replaced. generation is 1 on create and goes up when anything outside metadata
+//     and status changes, and when deletion starts.
+//   - Updates need the resourceVersion they read (empty: 422; stale: 409); an update
+//     that changes nothing writes nothing. Kinds with a status subresource keep
+//     status on main updates; [Store.UpdateStatus] changes only status.
+//   - Delete of an object with finalizers, or with a grace period, only sets
+//     deletionTimestamp; the object goes with the write that removes its last
+//     finalizer once the grace period is over, or is reaped by the store when the
+//     period runs out (by the injectable [Clock]). Once terminating, finalizers can
+//     only be removed.
+//   - Owner references are garbage collected inside the store: dependents whose
+//     owners are all gone are deleted; propagation policies Background, Foreground and
+//     Orphan work as in Kubernetes. blockOwnerDeletion needs the [OwnerAuthorizer]'s
+//     consent (422 otherwise, as the spec says).
+//   - managedFields record, per field manager, the fields each write set.
+//   - Lists take label and field selectors and pages (limit/continue) served from one
+//     snapshot; watches start at a resourceVersion, take selectors, send bookmarks,
+//     and answer 410 Expired when what they need is no longer kept.
+//   - Every write can be a dry run, and passes through admission hooks
+//     ([MutatingAdmitter], then [ValidatingAdmitter]).
+//
+// # Errors
+//
+// Every error is a *resource.StatusError (or wraps one) with exactly one reason and
+// HTTP code; check them with errors.Is(err, resource.ErrNotFound) and friends, or map
+// them with resource.StatusOf.
+//
+// # Background work
+//
+// A store runs one goroutine that follows the backend's watch to reap expired grace
+// periods and collect garbage; its index is rebuilt from stored state at start, so the
+// work resumes after a restart. [Store.Settle] waits for it, which makes tests
+// deterministic; [Store.Close] stops it.
+//
+// # Caveats
+//
+// Objects are copied through JSON on every write, so fields without JSON encoding are
+// lost. Field selectors support metadata.name and metadata.namespace only. Server-side
+// apply is not implemented.
+package store
