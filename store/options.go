@@ -108,9 +108,9 @@ const (
 // Finalizers the store itself manages.
 const (
 	// FinalizerOrphan makes the store orphan the dependents before removing the object.
-	FinalizerOrphan = "orphan"
+	FinalizerOrphan = resource.FinalizerOrphan
 	// FinalizerForegroundDeletion makes the store wait for blocking dependents.
-	FinalizerForegroundDeletion = "foregroundDeletion"
+	FinalizerForegroundDeletion = resource.FinalizerForegroundDeletion
 )
 
 // Preconditions must hold for a delete to go ahead.
