@@ -83,6 +83,9 @@ func (tx *Tx) Delete(obj resource.Object, opts DeleteOptions) (removed bool, err
 		}
 	}
 
+	if opts.SkipFinalizers {
+		return tx.remove(k, key, e, cur, obj)
+	}
 	var grace int64
 	if opts.GracePeriodSeconds != nil {
 		grace = *opts.GracePeriodSeconds

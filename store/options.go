@@ -131,6 +131,11 @@ type DeleteOptions struct {
 	Preconditions Preconditions
 	// PropagationPolicy is Background (the default), Foreground or Orphan.
 	PropagationPolicy string
+	// SkipFinalizers removes the object at once, without waiting for its finalizers
+	// or a grace period, and without running them. It exists for moves that recreate
+	// the object elsewhere in the same transaction (package migrate); dependents are
+	// still garbage collected as for a Background delete.
+	SkipFinalizers bool
 }
 
 // GetOptions are the options of a get.

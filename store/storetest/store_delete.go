@@ -155,6 +155,15 @@ func deleteCases() []storeCase {
 			RequireCause(t, err, "propagationPolicy", resource.CauseFieldValueNotSupported)
 			assert.True(t, h.Exists(Project(""), "", "a"))
 		}},
+		{name: "SkipFinalizers removes a held object at once without running its finalizers", run: func(t *testing.T, h *Harness) {
+			p := Project("a")
+			p.Finalizers = []string{"example.com/f"}
+			h.MustCreate(p)
+			removed, err := h.S.Delete(h.Ctx, Project("a"), store.DeleteOptions{SkipFinalizers: true})
+			require.NoError(t, err)
+			assert.True(t, removed)
+			assert.False(t, h.Exists(Project(""), "", "a"))
+		}},
 		{name: "row33 delete of a missing object is 404", run: func(t *testing.T, h *Harness) {
 			_, err := h.S.Delete(h.Ctx, Project("ghost"), store.DeleteOptions{})
 			RequireReason(t, err, resource.ReasonNotFound)
