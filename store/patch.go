@@ -7,8 +7,8 @@ import (
 	"errors"
 	"fmt"
 
+	jsonpatch "github.com/evanphx/json-patch/v5"
 	"github.com/management-service/mgmt/resource"
-	"github.com/management-service/mgmt/store/internal/jsonpatch"
 )
 
 // Patch types [Store.Patch] accepts, named by their media types.
@@ -59,14 +59,9 @@ func (s *Store) Patch(ctx context.Context, obj resource.Object, patchType string
 		if err != nil {
 			return resource.NewInternalError(err)
 		}
-		var out []byte
-		if patchType == PatchTypeMerge {
-			out, err = jsonpatch.MergePatch(doc, patch)
-		} else {
-			out, err = jsonpatch.Apply(doc, patch, jsonpatch.Options{})
-		}
+		out, err := applyPatch(k, name, patchType, doc, patch)
 		if err != nil {
-			return patchError(k, name, err)
+			return err
 		}
 		next := k.New()
 		dec := json.NewDecoder(bytes.NewReader(out))
@@ -90,13 +85,49 @@ func (s *Store) Patch(ctx context.Context, obj resource.Object, patchType string
 	return err
 }
 
-func patchError(k *resource.KindInfo, name string, err error) error {
+// Limits of a JSON patch, as kube-apiserver sets them.
+const (
+	maxJSONPatchOperations = 10000
+	maxJSONPatchCopyBytes  = 3 << 20
+)
+
+// applyPatch applies a merge patch or a JSON patch to doc with
+// github.com/evanphx/json-patch, the library kube-apiserver uses, and maps its errors:
+// a malformed patch is 400, one that cannot be applied 422, one over the limits 413.
+func applyPatch(k *resource.KindInfo, name, patchType string, doc, patch []byte) ([]byte, error) {
+	if patchType == PatchTypeMerge {
+		if t := bytes.TrimSpace(patch); len(t) == 0 || t[0] != '{' {
+			return nil, resource.NewBadRequest("a merge patch must be a JSON object")
+		}
+		out, err := jsonpatch.MergePatch(doc, patch)
+		if err != nil {
+			return nil, resource.NewBadRequest(fmt.Sprintf("the merge patch is malformed: %v", err)).WithCause(err)
+		}
+		return out, nil
+	}
+	ops, err := jsonpatch.DecodePatch(patch)
+	if err != nil {
+		return nil, resource.NewBadRequest(fmt.Sprintf("the JSON patch is malformed: %v", err)).WithCause(err)
+	}
+	if len(ops) > maxJSONPatchOperations {
+		return nil, resource.NewRequestEntityTooLarge(fmt.Sprintf(
+			"the JSON patch has %d operations, the limit is %d", len(ops), maxJSONPatchOperations))
+	}
+	opts := jsonpatch.NewApplyOptions()
+	opts.SupportNegativeIndices = false // RFC 6902 has none
+	opts.AccumulatedCopySizeLimit = maxJSONPatchCopyBytes
+	opts.EscapeHTML = false
+	out, err := ops.ApplyWithOptions(doc, opts)
+	var tooLarge *jsonpatch.AccumulatedCopySizeError
 	switch {
-	case errors.Is(err, jsonpatch.ErrTooLarge):
-		return resource.NewRequestEntityTooLarge(err.Error()).WithCause(err)
-	case errors.Is(err, jsonpatch.ErrFailed):
-		return resource.NewInvalid(k, name, resource.ErrorList{resource.Invalid(resource.NewPath("patch"), nil, err.Error())}).WithCause(err)
+	case err == nil:
+		return out, nil
+	case errors.As(err, &tooLarge):
+		return nil, resource.NewRequestEntityTooLarge(err.Error()).WithCause(err)
+	case errors.Is(err, jsonpatch.ErrUnknownType), errors.Is(err, jsonpatch.ErrInvalid):
+		return nil, resource.NewBadRequest(fmt.Sprintf("the JSON patch is malformed: %v", err)).WithCause(err)
 	default:
-		return resource.NewBadRequest(fmt.Sprintf("the patch is malformed: %v", err)).WithCause(err)
+		return nil, resource.NewInvalid(k, name, resource.ErrorList{
+			resource.Invalid(resource.NewPath("patch"), nil, "the JSON patch cannot be applied: "+err.Error())}).WithCause(err)
 	}
 }

@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 
@@ -64,6 +65,11 @@ func patchCases() []storeCase {
 			RequireReason(t, h.S.Patch(h.Ctx, Project("a"), store.PatchTypeMerge, []byte(`{"metadata":{"name":"b"}}`), store.PatchOptions{}), resource.ReasonBadRequest)
 			RequireReason(t, h.S.Patch(h.Ctx, Project("a"), store.PatchTypeMerge, []byte(`{"spec":{"unknownField":1}}`), store.PatchOptions{}), resource.ReasonBadRequest)
 			RequireReason(t, h.S.Patch(h.Ctx, Project("a"), store.PatchTypeJSON, []byte(`[{"op":"test","path":"/spec/displayName","value":"nope"}]`), store.PatchOptions{}), resource.ReasonInvalid)
+			RequireReason(t, h.S.Patch(h.Ctx, Project("a"), store.PatchTypeJSON, []byte(`[{"op":"frobnicate","path":"/spec"}]`), store.PatchOptions{}), resource.ReasonBadRequest)
+			RequireReason(t, h.S.Patch(h.Ctx, Project("a"), store.PatchTypeJSON, []byte(`[{"op":"remove","path":"/spec/nothing/here"}]`), store.PatchOptions{}), resource.ReasonInvalid)
+			RequireReason(t, h.S.Patch(h.Ctx, Project("a"), store.PatchTypeMerge, []byte(`[1]`), store.PatchOptions{}), resource.ReasonBadRequest)
+			many := []byte("[" + strings.Repeat(`{"op":"test","path":"/kind","value":"Project"},`, 10000) + `{"op":"test","path":"/kind","value":"Project"}]`)
+			RequireReason(t, h.S.Patch(h.Ctx, Project("a"), store.PatchTypeJSON, many, store.PatchOptions{}), resource.ReasonRequestEntityTooLarge)
 			RequireReason(t, h.S.Patch(h.Ctx, Project("ghost"), store.PatchTypeMerge, []byte(`{}`), store.PatchOptions{}), resource.ReasonNotFound)
 		}},
 		{name: "row19 a dry-run patch stores nothing", run: func(t *testing.T, h *Harness) {
