@@ -80,7 +80,7 @@ func (tx *Tx) Create(obj resource.Object, opts CreateOptions) error {
 		if generate {
 			return resource.NewGenerateNameConflict(k, meta.Name, 1)
 		}
-		existing, derr := decodeNew(k, e.value, e.rev)
+		existing, derr := s.decode(k, key, e.rev, e.value, e.rev)
 		if derr == nil && existing.GetObjectMeta().IsTerminating() {
 			err := resource.NewAlreadyExists(k, meta.Name)
 			err.ErrStatus.Message = "object is being deleted: " + err.ErrStatus.Message
@@ -103,8 +103,9 @@ func (tx *Tx) Create(obj resource.Object, opts CreateOptions) error {
 	if data, err = s.encode(k, work); err != nil {
 		return err
 	}
-	tx.put(objectKey(k, meta.Namespace, meta.Name), data)
-	tx.onCommit(func(rev int64) error { return giveResult(obj, work, rev) })
+	key := objectKey(k, meta.Namespace, meta.Name)
+	tx.put(key, data)
+	tx.onCommit(func(rev int64) error { return s.giveResult(key, obj, work, rev) })
 	return nil
 }
 
@@ -131,28 +132,6 @@ func (s *Store) admit(ctx context.Context, req *AdmissionRequest, metaPath resou
 		if err := v.Validate(ctx, req); err != nil {
 			return err
 		}
-	}
-	return nil
-}
-
-// fillResult writes the committed bytes into the caller's object.
-func fillResult(k *resource.KindInfo, data []byte, rev int64, out resource.Object) error {
-	if err := decodeInto(k, data, rev, out); err != nil {
-		return err
-	}
-	if rev == 0 {
-		out.GetObjectMeta().ResourceVersion = ""
-	}
-	return nil
-}
-
-// giveResult moves the written object into the caller's object and stamps the
-// commit's revision (none on a dry run).
-func giveResult(out, written resource.Object, rev int64) error {
-	moveInto(out, written)
-	out.GetObjectMeta().ResourceVersion = ""
-	if rev != 0 {
-		out.GetObjectMeta().ResourceVersion = formatRV(rev)
 	}
 	return nil
 }

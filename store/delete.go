@@ -61,7 +61,7 @@ func (tx *Tx) Delete(obj resource.Object, opts DeleteOptions) (removed bool, err
 	if e.value == nil {
 		return false, resource.NewNotFound(k, name)
 	}
-	cur, err := decodeNew(k, e.value, e.rev)
+	cur, err := s.decode(k, key, e.rev, e.value, e.rev)
 	if err != nil {
 		return false, err
 	}
@@ -100,7 +100,7 @@ func (tx *Tx) Delete(obj resource.Object, opts DeleteOptions) (removed bool, err
 		// Only a shorter grace period changes anything, and only ever moves the
 		// deadline earlier.
 		if opts.GracePeriodSeconds == nil || !deadline.Before(meta.DeletionTimestamp.Time) {
-			return false, fillResult(k, e.value, e.rev, obj)
+			return false, s.result(k, key, e.value, e.rev, obj)
 		}
 		meta.DeletionTimestamp = &deadline
 		meta.DeletionGracePeriodSeconds = &grace
@@ -130,16 +130,25 @@ func (tx *Tx) Delete(obj resource.Object, opts DeleteOptions) (removed bool, err
 		return false, err
 	}
 	tx.put(key, data)
-	tx.onCommit(func(rev int64) error { return fillResult(k, data, rev, obj) })
+	tx.onCommit(func(rev int64) error { return s.giveResult(key, obj, cur, rev) })
 	return false, nil
 }
 
 // remove deletes key now; obj gets the last state with the deletion's revision.
 func (tx *Tx) remove(k *resource.KindInfo, key string, e *txEntry, cur resource.Object, obj resource.Object) (bool, error) {
-	data := e.value
+	data, modRev := e.value, e.rev
 	tx.del(key)
 	tx.removed = append(tx.removed, removedObject{kind: k, uid: cur.GetObjectMeta().UID})
-	tx.onCommit(func(rev int64) error { return fillResult(k, data, rev, obj) })
+	tx.onCommit(func(rev int64) error {
+		tx.s.cache.drop(key)
+		if err := tx.s.decodeTo(k, key, modRev, data, rev, obj); err != nil {
+			return err
+		}
+		if rev == 0 {
+			obj.GetObjectMeta().ResourceVersion = ""
+		}
+		return nil
+	})
 	return true, nil
 }
 

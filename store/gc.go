@@ -45,7 +45,7 @@ func (s *Store) collect(ctx context.Context, key string) error {
 		if err != nil || e.value == nil {
 			return err
 		}
-		obj, err := decodeNew(k, e.value, e.rev)
+		obj, err := s.decode(k, key, e.rev, e.value, e.rev)
 		if err != nil {
 			return err
 		}
@@ -120,7 +120,7 @@ func (tx *Tx) ownerState(depKind *resource.KindInfo, depNamespace string, ref re
 	if e.value == nil {
 		return ownerAbsent
 	}
-	owner, err := decodeNew(ok, e.value, e.rev)
+	owner, err := tx.s.decode(ok, objectKey(ok, ns, ref.Name), e.rev, e.value, e.rev)
 	if err != nil {
 		return ownerUnknown
 	}
@@ -150,7 +150,7 @@ func (tx *Tx) dependentsOf(uid string) ([]resource.Object, []*resource.KindInfo,
 		if e.value == nil {
 			continue
 		}
-		obj, err := decodeNew(k, e.value, e.rev)
+		obj, err := tx.s.decode(k, key, e.rev, e.value, e.rev)
 		if err != nil {
 			return nil, nil, err
 		}

@@ -35,7 +35,7 @@ func (s *Store) Get(ctx context.Context, namespace, name string, out resource.Ob
 	if err != nil {
 		return backendError(err)
 	}
-	return decodeInto(k, kv.Value, kv.ModRevision, out)
+	return s.decodeTo(k, kv.Key, kv.ModRevision, kv.Value, kv.ModRevision, out)
 }
 
 // waitForRevision checks that the store has reached rev; a resourceVersion the store

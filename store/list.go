@@ -133,7 +133,7 @@ func (s *Store) List(ctx context.Context, list resource.ObjectList, opts ListOpt
 		rev = res.Revision
 		full := false
 		for i, kv := range res.KVs {
-			obj, err := decodeNew(k, kv.Value, kv.ModRevision)
+			obj, err := s.decode(k, kv.Key, kv.ModRevision, kv.Value, kv.ModRevision)
 			if err != nil {
 				return err
 			}

@@ -55,6 +55,11 @@ type Options struct {
 	// MaxUpdateRetries bounds how often GuaranteedUpdate and Txn run their function
 	// again after a concurrent write; 0 means 64.
 	MaxUpdateRetries int
+	// ObjectCache is how many decoded objects the store keeps to answer reads without
+	// decoding JSON again; 0 means 100,000, a negative value turns the cache off.
+	// Entries are checked against the stored revision, so the cache never serves a
+	// stale object.
+	ObjectCache int
 	// Logger receives the store's background errors (reaper, tracker); nil discards.
 	Logger *slog.Logger
 }

@@ -36,6 +36,7 @@ type Store struct {
 	stop      context.CancelFunc
 	bg        sync.WaitGroup
 	track     *tracker
+	cache     *objectCache
 }
 
 // New returns a store over b. It starts the store's background work (the reaper of
@@ -73,6 +74,7 @@ func New(b backend.Backend, opts Options) (*Store, error) {
 	if s.opts.MaxUpdateRetries <= 0 {
 		s.opts.MaxUpdateRetries = 64
 	}
+	s.cache = newObjectCache(s.opts.ObjectCache)
 	ctx, cancel := context.WithCancel(context.Background())
 	s.stop = cancel
 	t, err := newTracker(ctx, s)
@@ -211,28 +213,6 @@ func (s *Store) encode(k *resource.KindInfo, obj resource.Object) ([]byte, error
 			"%s %q is too large: %d bytes encoded, the limit is %d", k.Kind, meta.Name, len(b), s.maxSize))
 	}
 	return b, nil
-}
-
-// decodeInto reads stored bytes into out (zeroed first) and stamps the revision.
-func decodeInto(k *resource.KindInfo, data []byte, rev int64, out resource.Object) error {
-	v := reflect.ValueOf(out).Elem()
-	v.SetZero()
-	if err := json.Unmarshal(data, out); err != nil {
-		return resource.NewInternalError(fmt.Errorf("store: stored %s is corrupt: %w", k.Kind, err))
-	}
-	tm := out.GetTypeMeta()
-	tm.Kind, tm.APIVersion = k.Kind, k.APIVersion()
-	out.GetObjectMeta().ResourceVersion = formatRV(rev)
-	return nil
-}
-
-// decodeNew reads stored bytes into a new object of the kind.
-func decodeNew(k *resource.KindInfo, data []byte, rev int64) (resource.Object, error) {
-	out := k.New()
-	if err := decodeInto(k, data, rev, out); err != nil {
-		return nil, err
-	}
-	return out, nil
 }
 
 // backendError maps a backend failure to a Status error.

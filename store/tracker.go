@@ -262,6 +262,7 @@ func (t *tracker) apply(be backend.Event) {
 			t.setLocked(be.KV.Key, t.s.infoOf(be.KV.Key, be.KV.Value))
 		case backend.EventDelete:
 			t.setLocked(be.KV.Key, nil)
+			t.s.cache.drop(be.KV.Key)
 		}
 		if be.Revision > t.rev {
 			t.rev = be.Revision
@@ -400,7 +401,7 @@ func (s *Store) reapKey(ctx context.Context, key string) error {
 		if k == nil {
 			return nil
 		}
-		cur, err := decodeNew(k, e.value, e.rev)
+		cur, err := s.decode(k, key, e.rev, e.value, e.rev)
 		if err != nil {
 			return err
 		}

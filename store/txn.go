@@ -70,6 +70,17 @@ func (s *Store) runTxn(ctx context.Context, dryRun bool, fn func(tx *Tx) error) 
 			if err == nil {
 				return rev, nil
 			}
+		} else if !errors.Is(err, errRetry) {
+			// An answer drawn from reads of several keys must come from one state:
+			// when they no longer agree, run again rather than answer from a mix.
+			hold, herr := tx.readsHold()
+			if herr != nil {
+				return 0, herr
+			}
+			if hold {
+				return 0, err
+			}
+			err = errRetry
 		}
 		if !errors.Is(err, errRetry) {
 			return 0, err
@@ -136,8 +147,16 @@ func (tx *Tx) commit() (int64, error) {
 		t.Ops = append(t.Ops, backend.Op{Key: key, Value: e.value})
 	}
 	var rev int64
-	// A read-only transaction of several keys still checks that its reads agree.
-	if !tx.dryRun && (len(t.Ops) > 0 || len(t.Compares) > 1) {
+	if tx.dryRun || len(t.Ops) == 0 {
+		// Nothing is written, but reads of several keys must still agree.
+		hold, err := tx.readsHold()
+		if err != nil {
+			return 0, err
+		}
+		if !hold {
+			return 0, errRetry
+		}
+	} else {
 		res, err := tx.s.b.Txn(tx.ctx, t)
 		if err != nil {
 			return 0, backendError(err)
@@ -156,6 +175,25 @@ func (tx *Tx) commit() (int64, error) {
 		tx.s.track.notify()
 	}
 	return rev, nil
+}
+
+// readsHold reports whether every key the transaction read still has the revision
+// it was read at (trivially so for a single read).
+func (tx *Tx) readsHold() (bool, error) {
+	var t backend.Txn
+	for key, e := range tx.entries {
+		if e.read {
+			t.Compares = append(t.Compares, backend.Compare{Key: key, ModRevision: e.readRev})
+		}
+	}
+	if len(t.Compares) < 2 {
+		return true, nil
+	}
+	res, err := tx.s.b.Txn(tx.ctx, t)
+	if err != nil {
+		return false, backendError(err)
+	}
+	return res.Succeeded, nil
 }
 
 // DryRun reports whether the transaction stores nothing.
@@ -182,5 +220,6 @@ func (tx *Tx) Get(namespace, name string, out resource.Object) error {
 	if e.value == nil {
 		return resource.NewNotFound(k, name)
 	}
-	return decodeInto(k, e.value, e.rev, out)
+	key := objectKey(k, namespace, name)
+	return tx.s.decodeTo(k, key, e.rev, e.value, e.rev, out)
 }

@@ -95,7 +95,7 @@ func (tx *Tx) update(obj resource.Object, opts UpdateOptions, status bool) error
 	if e.value == nil {
 		return resource.NewNotFound(k, meta.Name)
 	}
-	old, err := decodeNew(k, e.value, e.rev)
+	old, err := s.decode(k, key, e.rev, e.value, e.rev)
 	if err != nil {
 		return err
 	}
@@ -111,7 +111,7 @@ func (tx *Tx) update(obj resource.Object, opts UpdateOptions, status bool) error
 	if status {
 		// Only status changes through the status path: everything else is the stored
 		// object's.
-		fresh, err := decodeNew(k, e.value, e.rev)
+		fresh, err := s.decode(k, key, e.rev, e.value, e.rev)
 		if err != nil {
 			return err
 		}
@@ -120,7 +120,7 @@ func (tx *Tx) update(obj resource.Object, opts UpdateOptions, status bool) error
 		meta = work.GetObjectMeta()
 	} else {
 		if k.HasStatus {
-			fresh, err := decodeNew(k, e.value, e.rev)
+			fresh, err := s.decode(k, key, e.rev, e.value, e.rev)
 			if err != nil {
 				return err
 			}
@@ -196,17 +196,17 @@ func (tx *Tx) update(obj resource.Object, opts UpdateOptions, status bool) error
 	if bytes.Equal(data, e.value) {
 		// Nothing changed: nothing is written, the resourceVersion stays.
 		rev := e.rev
-		tx.onCommit(func(int64) error { return giveResult(obj, work, rev) })
+		tx.onCommit(func(int64) error { return s.giveResult(key, obj, work, rev) })
 		return nil
 	}
 	if oldMeta.IsTerminating() && len(meta.Finalizers) == 0 && !s.clock.Now().Before(meta.DeletionTimestamp.Time) {
 		// The write that leaves a terminating object without finalizers removes it.
 		tx.del(key)
 		tx.removed = append(tx.removed, removedObject{kind: k, uid: oldMeta.UID})
-		tx.onCommit(func(rev int64) error { return giveResult(obj, work, rev) })
+		tx.onCommit(func(rev int64) error { return s.giveResult(key, obj, work, rev) })
 		return nil
 	}
 	tx.put(key, data)
-	tx.onCommit(func(rev int64) error { return giveResult(obj, work, rev) })
+	tx.onCommit(func(rev int64) error { return s.giveResult(key, obj, work, rev) })
 	return nil
 }

@@ -122,7 +122,7 @@ func (s *Store) runWatch(ctx context.Context, w *Watcher, bw backend.Watcher, k 
 		send(Event{Type: Error, Err: err})
 	}
 	for _, kv := range initial {
-		obj, err := decodeNew(k, kv.Value, kv.ModRevision)
+		obj, err := s.decode(k, kv.Key, kv.ModRevision, kv.Value, kv.ModRevision)
 		if err != nil {
 			fail(err)
 			return
@@ -173,7 +173,7 @@ func (s *Store) runWatch(ctx context.Context, w *Watcher, bw backend.Watcher, k 
 			}
 			continue
 		}
-		ev, emit, err := convertEvent(k, f, be)
+		ev, emit, err := s.convertEvent(k, f, be)
 		if err != nil {
 			fail(err)
 			return
@@ -186,17 +186,17 @@ func (s *Store) runWatch(ctx context.Context, w *Watcher, bw backend.Watcher, k 
 
 // convertEvent turns a backend event into a watch event, applying the filter: an
 // object that starts matching is ADDED, one that stops matching is DELETED.
-func convertEvent(k *resource.KindInfo, f filter, be backend.Event) (Event, bool, error) {
+func (s *Store) convertEvent(k *resource.KindInfo, f filter, be backend.Event) (Event, bool, error) {
 	var cur, prev resource.Object
 	var err error
 	if be.Type == backend.EventPut {
-		if cur, err = decodeNew(k, be.KV.Value, be.Revision); err != nil {
+		if cur, err = s.decode(k, be.KV.Key, be.KV.ModRevision, be.KV.Value, be.Revision); err != nil {
 			return Event{}, false, err
 		}
 	}
 	needPrev := be.Type == backend.EventDelete || (!f.empty() && be.PrevKV != nil)
 	if needPrev && be.PrevKV != nil {
-		if prev, err = decodeNew(k, be.PrevKV.Value, be.Revision); err != nil {
+		if prev, err = s.decode(k, be.PrevKV.Key, be.PrevKV.ModRevision, be.PrevKV.Value, be.Revision); err != nil {
 			return Event{}, false, err
 		}
 	}

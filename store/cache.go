@@ -1,0 +1,273 @@
+package store
+
+import (
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"sync"
+
+	"github.com/management-service/mgmt/resource"
+)
+
+// objectCache keeps decoded objects by key and modRevision, so that reads, lists and
+// watch fan-out copy a decoded object instead of decoding JSON again. An entry is
+// valid only for the exact revision it was decoded at; a stale one is a miss, never
+// a wrong answer. Cached objects are never handed out: callers get deep copies.
+type objectCache struct {
+	mu  sync.RWMutex
+	m   map[string]cacheEntry
+	max int
+}
+
+type cacheEntry struct {
+	rev int64
+	obj resource.Object
+}
+
+func newObjectCache(max int) *objectCache {
+	if max < 0 {
+		return nil
+	}
+	if max == 0 {
+		max = 100000
+	}
+	return &objectCache{m: map[string]cacheEntry{}, max: max}
+}
+
+func (c *objectCache) get(key string, rev int64) resource.Object {
+	if c == nil || rev == 0 {
+		return nil
+	}
+	c.mu.RLock()
+	e, ok := c.m[key]
+	c.mu.RUnlock()
+	if !ok || e.rev != rev {
+		return nil
+	}
+	return e.obj
+}
+
+// put stores obj, which the caller must not change afterwards.
+func (c *objectCache) put(key string, rev int64, obj resource.Object) {
+	if c == nil || rev == 0 {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if old, ok := c.m[key]; ok && old.rev > rev {
+		return // a newer revision is already here
+	}
+	if _, ok := c.m[key]; !ok && len(c.m) >= c.max {
+		for k := range c.m { // evict an arbitrary entry
+			delete(c.m, k)
+			break
+		}
+	}
+	c.m[key] = cacheEntry{rev: rev, obj: obj}
+}
+
+func (c *objectCache) drop(key string) {
+	if c == nil {
+		return
+	}
+	c.mu.Lock()
+	delete(c.m, key)
+	c.mu.Unlock()
+}
+
+// decode returns a private copy of the object stored at key with modRev, stamped
+// with resourceVersion stamp.
+func (s *Store) decode(k *resource.KindInfo, key string, modRev int64, data []byte, stamp int64) (resource.Object, error) {
+	out := k.New()
+	if err := s.decodeTo(k, key, modRev, data, stamp, out); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// decodeTo fills out with the object stored at key with modRev (from the cache or
+// from data) and stamps resourceVersion stamp.
+func (s *Store) decodeTo(k *resource.KindInfo, key string, modRev int64, data []byte, stamp int64, out resource.Object) error {
+	if cached := s.cache.get(key, modRev); cached != nil && reflect.TypeOf(cached) == reflect.TypeOf(out) {
+		deepCopyInto(out, cached)
+	} else {
+		v := reflect.ValueOf(out).Elem()
+		v.SetZero()
+		if err := json.Unmarshal(data, out); err != nil {
+			return resource.NewInternalError(fmt.Errorf("store: stored %s %s is corrupt: %w", k.Kind, key, err))
+		}
+		tm := out.GetTypeMeta()
+		tm.Kind, tm.APIVersion = k.Kind, k.APIVersion()
+		if modRev != 0 && s.cache != nil {
+			s.cache.put(key, modRev, deepCopy(out))
+		}
+	}
+	out.GetObjectMeta().ResourceVersion = formatRV(stamp)
+	return nil
+}
+
+// result fills the caller's object with what a write stored at key (its bytes
+// data at revision rev, none on a dry run).
+func (s *Store) result(k *resource.KindInfo, key string, data []byte, rev int64, out resource.Object) error {
+	if err := s.decodeTo(k, key, rev, data, rev, out); err != nil {
+		return err
+	}
+	if rev == 0 {
+		out.GetObjectMeta().ResourceVersion = ""
+	}
+	return nil
+}
+
+// giveResult moves the written object into the caller's object, remembers a copy in
+// the cache, and stamps the commit's revision (none on a dry run).
+func (s *Store) giveResult(key string, out, written resource.Object, rev int64) error {
+	written.GetObjectMeta().ResourceVersion = ""
+	if rev != 0 && s.cache != nil {
+		s.cache.put(key, rev, deepCopy(written))
+	}
+	moveInto(out, written)
+	if rev != 0 {
+		out.GetObjectMeta().ResourceVersion = formatRV(rev)
+	}
+	return nil
+}
+
+// copiers holds a compiled deep-copy function per type.
+var copiers sync.Map // reflect.Type → copyFunc
+
+type copyFunc func(dst, src reflect.Value)
+
+// deepCopy returns a copy of obj that shares no mutable memory with it.
+func deepCopy(obj resource.Object) resource.Object {
+	v := reflect.ValueOf(obj)
+	out := reflect.New(v.Type().Elem())
+	copierFor(v.Type().Elem())(out.Elem(), v.Elem())
+	return out.Interface().(resource.Object)
+}
+
+// deepCopyInto makes dst a deep copy of src (same pointer type).
+func deepCopyInto(dst, src resource.Object) {
+	d, sv := reflect.ValueOf(dst).Elem(), reflect.ValueOf(src).Elem()
+	copierFor(d.Type())(d, sv)
+}
+
+// copierFor compiles a deep-copy function for t. Structs with unexported fields are
+// copied as values (time.Time is immutable, which is the case that matters here).
+func copierFor(t reflect.Type) copyFunc {
+	if f, ok := copiers.Load(t); ok {
+		return f.(copyFunc)
+	}
+	var f copyFunc
+	// A placeholder breaks recursion for self-referencing types.
+	var self copyFunc = func(d, s reflect.Value) { f(d, s) }
+	copiers.Store(t, self)
+	f = buildCopier(t)
+	copiers.Store(t, f)
+	return f
+}
+
+func assign(d, s reflect.Value) { d.Set(s) }
+
+func buildCopier(t reflect.Type) copyFunc {
+	if !hasRefs(t, map[reflect.Type]bool{}) {
+		return assign
+	}
+	switch t.Kind() {
+	case reflect.Pointer:
+		elem := t.Elem()
+		return func(d, s reflect.Value) {
+			if s.IsNil() {
+				d.SetZero()
+				return
+			}
+			n := reflect.New(elem)
+			copierFor(elem)(n.Elem(), s.Elem())
+			d.Set(n)
+		}
+	case reflect.Slice:
+		elem := t.Elem()
+		plain := !hasRefs(elem, map[reflect.Type]bool{})
+		return func(d, s reflect.Value) {
+			if s.IsNil() {
+				d.SetZero()
+				return
+			}
+			n := reflect.MakeSlice(t, s.Len(), s.Len())
+			if plain {
+				reflect.Copy(n, s)
+			} else {
+				c := copierFor(elem)
+				for i := 0; i < s.Len(); i++ {
+					c(n.Index(i), s.Index(i))
+				}
+			}
+			d.Set(n)
+		}
+	case reflect.Map:
+		elem := t.Elem()
+		return func(d, s reflect.Value) {
+			if s.IsNil() {
+				d.SetZero()
+				return
+			}
+			n := reflect.MakeMapWithSize(t, s.Len())
+			c := copierFor(elem)
+			it := s.MapRange()
+			for it.Next() {
+				v := reflect.New(elem).Elem()
+				c(v, it.Value())
+				n.SetMapIndex(it.Key(), v)
+			}
+			d.Set(n)
+		}
+	case reflect.Struct:
+		for i := 0; i < t.NumField(); i++ {
+			if !t.Field(i).IsExported() {
+				return assign
+			}
+		}
+		type field struct {
+			i int
+			c copyFunc
+		}
+		var fields []field
+		for i := 0; i < t.NumField(); i++ {
+			fields = append(fields, field{i, copierFor(t.Field(i).Type)})
+		}
+		return func(d, s reflect.Value) {
+			for _, f := range fields {
+				f.c(d.Field(f.i), s.Field(f.i))
+			}
+		}
+	case reflect.Array:
+		elem := t.Elem()
+		return func(d, s reflect.Value) {
+			c := copierFor(elem)
+			for i := 0; i < s.Len(); i++ {
+				c(d.Index(i), s.Index(i))
+			}
+		}
+	}
+	return assign // interfaces, channels, funcs: shared (the kinds have none)
+}
+
+// hasRefs reports whether values of t can share memory when assigned.
+func hasRefs(t reflect.Type, seen map[reflect.Type]bool) bool {
+	if seen[t] {
+		return true
+	}
+	seen[t] = true
+	switch t.Kind() {
+	case reflect.Pointer, reflect.Slice, reflect.Map, reflect.Interface, reflect.Chan, reflect.Func, reflect.UnsafePointer:
+		return true
+	case reflect.Array:
+		return hasRefs(t.Elem(), seen)
+	case reflect.Struct:
+		for i := 0; i < t.NumField(); i++ {
+			if hasRefs(t.Field(i).Type, seen) {
+				return true
+			}
+		}
+	}
+	return false
+}
