@@ -137,8 +137,12 @@ var copiers sync.Map // reflect.Type → copyFunc
 
 type copyFunc func(dst, src reflect.Value)
 
-// deepCopy returns a copy of obj that shares no mutable memory with it.
+// deepCopy returns a copy of obj that shares no mutable memory with it: through its
+// own DeepCopyObject when it has one, else by reflection.
 func deepCopy(obj resource.Object) resource.Object {
+	if c, ok := obj.(resource.DeepCopier); ok {
+		return c.DeepCopyObject()
+	}
 	v := reflect.ValueOf(obj)
 	out := reflect.New(v.Type().Elem())
 	copierFor(v.Type().Elem())(out.Elem(), v.Elem())
@@ -147,6 +151,10 @@ func deepCopy(obj resource.Object) resource.Object {
 
 // deepCopyInto makes dst a deep copy of src (same pointer type).
 func deepCopyInto(dst, src resource.Object) {
+	if c, ok := src.(resource.DeepCopier); ok {
+		moveInto(dst, c.DeepCopyObject())
+		return
+	}
 	d, sv := reflect.ValueOf(dst).Elem(), reflect.ValueOf(src).Elem()
 	copierFor(d.Type())(d, sv)
 }
