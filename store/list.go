@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -118,6 +119,36 @@ func (s *Store) List(ctx context.Context, list resource.ObjectList, opts ListOpt
 	var items []resource.Object
 	limit := int(opts.Limit)
 	next := ""
+	if label, value, ok := f.labels.RequiredEquals(); ok && limit == 0 && opts.Continue == "" && rev == 0 {
+		// A selector that requires label=value is served from the label index: only
+		// the objects carrying it are read, at the index's revision, which is at
+		// least the store's revision when the list began.
+		cur, err := s.b.Revision(ctx)
+		if err != nil {
+			return backendError(err)
+		}
+		keys, at, err := s.track.keysWithLabel(ctx, prefix, label, value, cur)
+		if err != nil {
+			return err
+		}
+		for _, key := range keys {
+			kv, err := s.b.Get(ctx, key, at)
+			if errors.Is(err, backend.ErrKeyNotFound) {
+				continue
+			}
+			if err != nil {
+				return backendError(err)
+			}
+			obj, err := s.decode(k, kv.Key, kv.ModRevision, kv.Value, kv.ModRevision)
+			if err != nil {
+				return err
+			}
+			if f.matches(obj) {
+				items = append(items, obj)
+			}
+		}
+		return s.fillList(list, k, items, at, "")
+	}
 	for {
 		chunk := 0
 		if limit > 0 {
@@ -154,6 +185,11 @@ func (s *Store) List(ctx context.Context, list resource.ObjectList, opts ListOpt
 		}
 		start = res.KVs[len(res.KVs)-1].Key + "\x00"
 	}
+	return s.fillList(list, k, items, rev, next)
+}
+
+// fillList puts the items, kind and list metadata into list.
+func (s *Store) fillList(list resource.ObjectList, k *resource.KindInfo, items []resource.Object, rev int64, next string) error {
 	if err := list.SetItems(items); err != nil {
 		return resource.NewInternalError(err)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -25,6 +26,7 @@ type tracker struct {
 	uidKey     map[string]string              // uid → key
 	dependents map[string]map[string]struct{} // owner uid → dependent keys
 	reap       map[string]time.Time           // key → deadline of a finalizer-free terminating object
+	labels     map[string]map[string]struct{} // "label\x00value" → keys of the objects carrying it
 	queue      map[string]struct{}            // keys the collector must look at
 	rev        int64                          // last revision applied to the index
 	busy       bool                           // the loop is working on the queue or reaping
@@ -42,6 +44,7 @@ type objInfo struct {
 	owners     []resource.OwnerReference
 	finalizers []string
 	deletion   *time.Time
+	labels     map[string]string
 }
 
 // metaOnly decodes just the metadata of a stored object.
@@ -91,6 +94,7 @@ func (t *tracker) resync(ctx context.Context) error {
 	t.w = w
 	t.objs, t.uidKey = map[string]*objInfo{}, map[string]string{}
 	t.dependents, t.reap, t.queue = map[string]map[string]struct{}{}, map[string]time.Time{}, map[string]struct{}{}
+	t.labels = map[string]map[string]struct{}{}
 	for key, info := range objs {
 		t.setLocked(key, info)
 	}
@@ -111,7 +115,8 @@ func (s *Store) infoOf(key string, value []byte) *objInfo {
 		return nil
 	}
 	info := &objInfo{kind: k, key: key, namespace: m.Metadata.Namespace, name: m.Metadata.Name,
-		uid: m.Metadata.UID, owners: m.Metadata.OwnerReferences, finalizers: m.Metadata.Finalizers}
+		uid: m.Metadata.UID, owners: m.Metadata.OwnerReferences, finalizers: m.Metadata.Finalizers,
+		labels: m.Metadata.Labels}
 	if m.Metadata.DeletionTimestamp != nil {
 		d := m.Metadata.DeletionTimestamp.Time
 		info.deletion = &d
@@ -151,6 +156,14 @@ func (t *tracker) setLocked(key string, info *objInfo) {
 				t.queue[d] = struct{}{}
 			}
 		}
+		for l, v := range old.labels {
+			if set := t.labels[l+"\x00"+v]; set != nil {
+				delete(set, key)
+				if len(set) == 0 {
+					delete(t.labels, l+"\x00"+v)
+				}
+			}
+		}
 		delete(t.objs, key)
 		delete(t.reap, key)
 	}
@@ -158,6 +171,14 @@ func (t *tracker) setLocked(key string, info *objInfo) {
 		return
 	}
 	t.objs[key] = info
+	for l, v := range info.labels {
+		set := t.labels[l+"\x00"+v]
+		if set == nil {
+			set = map[string]struct{}{}
+			t.labels[l+"\x00"+v] = set
+		}
+		set[key] = struct{}{}
+	}
 	t.uidKey[info.uid] = key
 	for _, r := range info.owners {
 		d := t.dependents[r.UID]
@@ -377,6 +398,34 @@ func (s *Store) Settle(ctx context.Context) error {
 		}
 		if after == rev {
 			return nil
+		}
+	}
+}
+
+// keysWithLabel waits until the index has seen revision minRev, then returns, sorted,
+// the keys under prefix whose objects carry label=value at the index's revision, and
+// that revision. Reading those keys at that revision gives a consistent list.
+func (t *tracker) keysWithLabel(ctx context.Context, prefix, label, value string, minRev int64) ([]string, int64, error) {
+	for {
+		t.mu.Lock()
+		if t.rev >= minRev {
+			var keys []string
+			for k := range t.labels[label+"\x00"+value] {
+				if strings.HasPrefix(k, prefix) {
+					keys = append(keys, k)
+				}
+			}
+			rev := t.rev
+			t.mu.Unlock()
+			sort.Strings(keys)
+			return keys, rev, nil
+		}
+		ch := t.changed
+		t.mu.Unlock()
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return nil, 0, backendError(ctx.Err())
 		}
 	}
 }

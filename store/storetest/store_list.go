@@ -45,6 +45,23 @@ func listCases() []storeCase {
 				assert.Equal(t, want, names(list), sel)
 			}
 		}},
+		{name: "row43 a label list reflects every write made before it began", run: func(t *testing.T, h *Harness) {
+			for i := 0; i < 50; i++ {
+				p := Project(fmtName("p", i))
+				p.Labels = map[string]string{"team": "red"}
+				h.MustCreate(p)
+				list := &resource.ProjectList{}
+				require.NoError(t, h.S.List(h.Ctx, list, store.ListOptions{LabelSelector: "team=red"}))
+				require.Len(t, list.Items, i+1, "the new object is listed at once")
+				assert.GreaterOrEqual(t, rv(t, list), rv(t, p))
+				p.Labels["team"] = "blue"
+				require.NoError(t, h.S.Update(h.Ctx, p, store.UpdateOptions{}))
+				require.NoError(t, h.S.List(h.Ctx, list, store.ListOptions{LabelSelector: "team=red"}))
+				require.Len(t, list.Items, i, "a label change is seen at once")
+				p.Labels["team"] = "red"
+				require.NoError(t, h.S.Update(h.Ctx, p, store.UpdateOptions{}))
+			}
+		}},
 		{name: "row43 a malformed label selector is 400", run: func(t *testing.T, h *Harness) {
 			for _, sel := range []string{"a in (", "=x", "a=b=c", "a b", "a in b", "!"} {
 				err := h.S.List(h.Ctx, &resource.ProjectList{}, store.ListOptions{LabelSelector: sel})

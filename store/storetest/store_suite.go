@@ -162,10 +162,18 @@ func RequireCause(t *testing.T, err error, field string, typ resource.CauseType)
 	require.Failf(t, "no such cause", "want %s %s in %+v", typ, field, st.Details.Causes)
 }
 
-func rv(t *testing.T, obj resource.Object) int64 {
+// rv reads the resourceVersion of an object or a list.
+func rv(t *testing.T, obj interface{}) int64 {
 	t.Helper()
-	n, err := strconv.ParseInt(obj.GetObjectMeta().ResourceVersion, 10, 64)
-	require.NoError(t, err, "resourceVersion %q", obj.GetObjectMeta().ResourceVersion)
+	var s string
+	switch o := obj.(type) {
+	case resource.Object:
+		s = o.GetObjectMeta().ResourceVersion
+	case resource.ObjectList:
+		s = o.GetListMeta().ResourceVersion
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	require.NoError(t, err, "resourceVersion %q", s)
 	return n
 }
 
