@@ -1,0 +1,264 @@
+package badger
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	dgbadger "github.com/dgraph-io/badger/v4"
+
+	"github.com/management-service/mgmt/store/backend"
+)
+
+// ctxCheckEvery is how many keys a Range reads between two looks at its context.
+const ctxCheckEvery = 256
+
+// Get returns key as of revision rev (0: current). It returns
+// [backend.ErrKeyNotFound] when the key does not exist then,
+// [backend.ErrCompacted] when rev is older than the compaction point and
+// [backend.ErrFutureRevision] when rev is newer than the current revision. A read at
+// the current revision is one badger lookup; a read at a past one also looks in the
+// key's history.
+func (b *Backend) Get(ctx context.Context, key string, rev int64) (backend.KV, error) {
+	if key == "" {
+		return backend.KV{}, fmt.Errorf("%w: empty key", backend.ErrInvalidArgument)
+	}
+	if rev < 0 {
+		return backend.KV{}, fmt.Errorf("%w: negative revision %d", backend.ErrInvalidArgument, rev)
+	}
+	if err := b.enter(ctx); err != nil {
+		return backend.KV{}, err
+	}
+	defer b.ops.RUnlock()
+	txn := b.db.NewTransaction(false)
+	defer txn.Discard()
+	var v *version
+	var err error
+	if rev == 0 {
+		v, err = getCurrent(txn, key)
+	} else {
+		cur, err := readRevision(txn)
+		if err != nil {
+			return backend.KV{}, errInternal(err)
+		}
+		if err := b.checkRevision(rev, cur); err != nil {
+			return backend.KV{}, err
+		}
+		v, err = versionAt(txn, key, rev)
+	}
+	if err != nil {
+		return backend.KV{}, errInternal(err)
+	}
+	if v == nil {
+		if rev == 0 {
+			return backend.KV{}, fmt.Errorf("%w: %q", backend.ErrKeyNotFound, key)
+		}
+		return backend.KV{}, fmt.Errorf("%w: %q at revision %d", backend.ErrKeyNotFound, key, rev)
+	}
+	return v.kv(key), nil
+}
+
+// checkRevision checks that rev is readable in a snapshot at revision cur: not
+// above it, not below the compaction point. The caller looks at the compaction
+// point after it took the snapshot: a compaction raises it before it deletes
+// anything, so a snapshot that passes the check still holds every version rev needs.
+func (b *Backend) checkRevision(rev, cur int64) error {
+	if rev > cur {
+		return fmt.Errorf("%w: revision %d, current %d", backend.ErrFutureRevision, rev, cur)
+	}
+	if c := b.compactedLoad(); rev < c {
+		return fmt.Errorf("%w: revision %d, oldest kept %d", backend.ErrCompacted, rev, c)
+	}
+	return nil
+}
+
+// versionAt returns the version of key at revision rev, nil when it did not exist
+// then. The value is a copy.
+func versionAt(txn *dgbadger.Txn, key string, rev int64) (*version, error) {
+	v, err := getCurrent(txn, key)
+	if err != nil || (v != nil && v.modRev <= rev) {
+		return v, err
+	}
+	it := txn.NewIterator(dgbadger.IteratorOptions{Prefix: historyKeyPrefix(key)})
+	defer it.Close()
+	it.Seek(historyKey(key, rev)) // the newest version at or before rev
+	if !it.Valid() {
+		return nil, nil
+	}
+	return historyItem(it.Item(), true)
+}
+
+// historyItem decodes the version an h/ item holds; nil for a tombstone.
+func historyItem(item *dgbadger.Item, copyValue bool) (*version, error) {
+	_, rev, err := parseHistoryKey(item.Key())
+	if err != nil {
+		return nil, err
+	}
+	var v version
+	err = item.Value(func(val []byte) error {
+		var err error
+		v, err = decodeHistory(val, rev, copyValue)
+		return err
+	})
+	if err != nil || v.tombstone {
+		return nil, err
+	}
+	return &v, nil
+}
+
+// Range returns the keys selected by opts in byte order of key, all read from one
+// badger snapshot. A read at the current revision scans the current versions only;
+// one at a past revision merges them with the history. Errors are those of
+// [Backend.Get], and [backend.ErrInvalidArgument] for a negative Limit or Revision or
+// a Start outside the Prefix.
+func (b *Backend) Range(ctx context.Context, opts backend.RangeOptions) (backend.RangeResult, error) {
+	switch {
+	case opts.Limit < 0:
+		return backend.RangeResult{}, fmt.Errorf("%w: negative limit %d", backend.ErrInvalidArgument, opts.Limit)
+	case opts.Revision < 0:
+		return backend.RangeResult{}, fmt.Errorf("%w: negative revision %d", backend.ErrInvalidArgument, opts.Revision)
+	case opts.Start != "" && !strings.HasPrefix(opts.Start, opts.Prefix):
+		return backend.RangeResult{}, fmt.Errorf("%w: start %q is outside prefix %q", backend.ErrInvalidArgument, opts.Start, opts.Prefix)
+	}
+	if err := b.enter(ctx); err != nil {
+		return backend.RangeResult{}, err
+	}
+	defer b.ops.RUnlock()
+	txn := b.db.NewTransaction(false)
+	defer txn.Discard()
+	cur, err := readRevision(txn)
+	if err != nil {
+		return backend.RangeResult{}, errInternal(err)
+	}
+	at := cur
+	if opts.Revision != 0 {
+		if err := b.checkRevision(opts.Revision, cur); err != nil {
+			return backend.RangeResult{}, err
+		}
+		at = opts.Revision
+	}
+	from := opts.Start
+	if from == "" {
+		from = opts.Prefix
+	}
+	res := backend.RangeResult{Revision: at}
+	if at == cur {
+		err = rangeCurrent(ctx, txn, opts, from, &res)
+	} else {
+		err = rangePast(ctx, txn, opts, from, at, &res)
+	}
+	if err != nil {
+		return backend.RangeResult{}, err
+	}
+	return res, nil
+}
+
+// rangeCurrent reads the current versions of the keys under opts.Prefix from from.
+func rangeCurrent(ctx context.Context, txn *dgbadger.Txn, opts backend.RangeOptions, from string, res *backend.RangeResult) error {
+	it := txn.NewIterator(dgbadger.IteratorOptions{Prefix: currentKey(opts.Prefix)})
+	defer it.Close()
+	for it.Seek(currentKey(from)); it.Valid(); it.Next() {
+		if opts.Limit > 0 && len(res.KVs) == opts.Limit {
+			res.More = true
+			break
+		}
+		item := it.Item()
+		key := string(item.Key()[len(prefixCurrent):])
+		var v version
+		err := item.Value(func(val []byte) error {
+			var err error
+			v, err = decodeCurrent(val, true)
+			return err
+		})
+		if err != nil {
+			return errInternal(err)
+		}
+		res.KVs = append(res.KVs, v.kv(key))
+		if len(res.KVs)%ctxCheckEvery == 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// rangePast reads the keys under opts.Prefix from from as they were at revision at:
+// it walks the current versions and the history side by side, in key order, and
+// takes for each key its newest version at or before at.
+func rangePast(ctx context.Context, txn *dgbadger.Txn, opts backend.RangeOptions, from string, at int64, res *backend.RangeResult) error {
+	cit := txn.NewIterator(dgbadger.IteratorOptions{Prefix: currentKey(opts.Prefix)})
+	defer cit.Close()
+	hit := txn.NewIterator(dgbadger.IteratorOptions{Prefix: historyScanPrefix(opts.Prefix)})
+	defer hit.Close()
+	cit.Seek(currentKey(from))
+	hit.Seek(historyKeyPrefix(from))
+	seen := 0
+	for cit.Valid() || hit.Valid() {
+		if seen++; seen%ctxCheckEvery == 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
+		var ckey, hkey string
+		if cit.Valid() {
+			ckey = string(cit.Item().Key()[len(prefixCurrent):])
+		}
+		var hrev int64
+		if hit.Valid() {
+			var err error
+			if hkey, hrev, err = parseHistoryKey(hit.Item().Key()); err != nil {
+				return errInternal(err)
+			}
+		}
+		key := ckey
+		if !cit.Valid() || (hit.Valid() && hkey < ckey) {
+			key = hkey
+		}
+		var found *version
+		if cit.Valid() && ckey == key {
+			var v version
+			err := cit.Item().Value(func(val []byte) error {
+				var err error
+				v, err = decodeCurrent(val, false)
+				if err == nil && v.modRev <= at {
+					v.value = append([]byte{}, v.value...)
+				}
+				return err
+			})
+			if err != nil {
+				return errInternal(err)
+			}
+			if v.modRev <= at {
+				found = &v
+			}
+			cit.Next()
+		}
+		if hit.Valid() && hkey == key {
+			if found == nil {
+				if hrev > at {
+					hit.Seek(historyKey(key, at))
+				}
+				if hit.Valid() {
+					if k, _, err := parseHistoryKey(hit.Item().Key()); err != nil {
+						return errInternal(err)
+					} else if k == key {
+						if found, err = historyItem(hit.Item(), true); err != nil {
+							return errInternal(err)
+						}
+					}
+				}
+			}
+			hit.Seek(historyNextKey(key))
+		}
+		if found == nil {
+			continue
+		}
+		if opts.Limit > 0 && len(res.KVs) == opts.Limit {
+			res.More = true
+			break
+		}
+		res.KVs = append(res.KVs, found.kv(key))
+	}
+	return nil
+}

@@ -1,0 +1,433 @@
+package badger
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	dgbadger "github.com/dgraph-io/badger/v4"
+
+	"github.com/management-service/mgmt/store/backend"
+)
+
+// Limits of one batch of the committer: it takes every queued transaction up to
+// these, so that one commit (and one fsync) serves them all.
+const (
+	maxBatchTxns  = 1024
+	maxBatchBytes = 4 << 20 // soft: the transaction that crosses it is the last one
+)
+
+// txnReq is a transaction queued for the committer.
+type txnReq struct {
+	ctx  context.Context
+	txn  backend.Txn // its values are the backend's own copies
+	res  backend.TxnResult
+	err  error
+	done chan struct{}
+}
+
+// Txn applies t atomically: when every Compare holds, every Op is applied at one new
+// revision, one more than the current; otherwise nothing is, and the result names the
+// first Compare that failed. A transaction whose ops change nothing (no ops, or only
+// deletes of absent keys) creates no revision. Values are copied, so the caller may
+// reuse its buffers once Txn returns.
+//
+// Transactions are queued for one committer goroutine, which takes every queued
+// transaction at once, checks their compares in queue order against the state the
+// earlier ones leave, gives each successful one the next revision and commits them
+// all in one badger transaction: one sync to disk serves the whole batch. Txn
+// returns once its batch is committed (and synced, unless [Options].NoSync). A
+// context done before the committer gets to the transaction makes it fail with the
+// context's error, without effect; once the committer has taken it, Txn waits for
+// the commit. Writers never wait for watchers.
+func (b *Backend) Txn(ctx context.Context, t backend.Txn) (backend.TxnResult, error) {
+	if err := validateTxn(t); err != nil {
+		return backend.TxnResult{}, err
+	}
+	if err := ctx.Err(); err != nil {
+		return backend.TxnResult{}, err
+	}
+	if b.closed.Load() {
+		return backend.TxnResult{}, backend.ErrClosed
+	}
+	if errp := b.failed.Load(); errp != nil {
+		return backend.TxnResult{}, *errp
+	}
+	// Copy the values into one buffer: the commit, the event ring and watchers share it.
+	size := 0
+	for _, op := range t.Ops {
+		size += len(op.Value)
+	}
+	if limit := b.db.MaxBatchSize() / 3; int64(size) > limit {
+		return backend.TxnResult{}, fmt.Errorf("%w: %w: the transaction writes %d bytes of values, more than %d (raise Options.MemTableSize)",
+			backend.ErrInvalidArgument, dgbadger.ErrTxnTooBig, size, limit)
+	}
+	buf := make([]byte, 0, size)
+	ops := make([]backend.Op, len(t.Ops))
+	for i, op := range t.Ops {
+		ops[i] = backend.Op{Key: op.Key, Delete: op.Delete}
+		if !op.Delete {
+			start := len(buf)
+			buf = append(buf, op.Value...)
+			ops[i].Value = buf[start:len(buf):len(buf)]
+		}
+	}
+	req := &txnReq{ctx: ctx, txn: backend.Txn{Compares: t.Compares, Ops: ops}, done: make(chan struct{})}
+	b.qmu.Lock()
+	if b.qclosed {
+		b.qmu.Unlock()
+		return backend.TxnResult{}, backend.ErrClosed
+	}
+	b.queue = append(b.queue, req)
+	b.qmu.Unlock()
+	b.wake()
+	<-req.done
+	return req.res, req.err
+}
+
+// wake tells the committer that the queue has news.
+func (b *Backend) wake() {
+	select {
+	case b.kick <- struct{}{}:
+	default:
+	}
+}
+
+// maxGroupWait bounds how long the committer waits for more transactions before it
+// commits a batch (see commitLoop).
+const maxGroupWait = time.Millisecond
+
+// commitLoop is the committer goroutine: it takes the queued transactions and
+// commits them in batches, until Close, after which it commits what was queued
+// before and exits.
+//
+// Left alone, concurrent writers split into two cohorts that alternate: while one
+// batch commits the next queues up, and the writers of the first come back just
+// after the committer took the second. So, when the last batch carried several
+// transactions and fewer are queued now, the committer waits for as many as it
+// carried, at most a quarter of the last commit's duration and maxGroupWait: with
+// synced writes that is a fraction of a sync, without it a few microseconds, and a
+// lone writer never waits.
+func (b *Backend) commitLoop() {
+	defer close(b.committerDone)
+	var lastBatch int
+	var lastCommit time.Duration
+	for {
+		b.qmu.Lock()
+		reqs, closed := b.queue, b.qclosed
+		b.queue = nil
+		b.qmu.Unlock()
+		if len(reqs) == 0 {
+			if closed {
+				return
+			}
+			<-b.kick
+			continue
+		}
+		if wait := min(lastCommit/4, maxGroupWait); lastBatch > 1 && len(reqs) < lastBatch && wait > 0 && !closed {
+			reqs = b.gather(reqs, lastBatch, wait)
+		}
+		start := time.Now()
+		lastBatch = len(reqs)
+		for len(reqs) > 0 {
+			n := b.commitBatch(reqs[:min(len(reqs), maxBatchTxns)])
+			reqs = reqs[n:]
+		}
+		lastCommit = time.Since(start)
+	}
+}
+
+// gather adds to reqs what is queued until it holds want transactions, wait has
+// passed, or the backend is closing.
+func (b *Backend) gather(reqs []*txnReq, want int, wait time.Duration) []*txnReq {
+	timer := time.NewTimer(wait)
+	defer timer.Stop()
+	for len(reqs) < want {
+		select {
+		case <-b.kick:
+		case <-timer.C:
+			want = 0
+		}
+		b.qmu.Lock()
+		reqs = append(reqs, b.queue...)
+		b.queue = nil
+		if b.qclosed {
+			want = 0
+		}
+		b.qmu.Unlock()
+	}
+	return reqs
+}
+
+// revEvents is one committed revision and its events, as the ring keeps them.
+type revEvents struct {
+	rev    int64
+	events []backend.Event
+	size   int // bytes of keys and values, for the ring's bound
+}
+
+// commitBatch applies a prefix of reqs in one badger transaction, commits it,
+// publishes the new revisions and answers the transactions. It returns how many of
+// reqs it answered (at least one).
+func (b *Backend) commitBatch(reqs []*txnReq) int {
+	if errp := b.failed.Load(); errp != nil {
+		for _, r := range reqs {
+			r.err = *errp
+			close(r.done)
+		}
+		return len(reqs)
+	}
+	wtx := b.db.NewTransaction(true)
+	defer wtx.Discard()
+	b.mu.RLock()
+	rev := b.rev // only this goroutine changes it
+	b.mu.RUnlock()
+	start := rev
+	var pubs []revEvents
+	n, bytes := 0, 0
+	for i, r := range reqs {
+		if bytes >= maxBatchBytes {
+			break
+		}
+		w, err := b.apply(wtx, r, &rev, &pubs)
+		if err != nil {
+			// Some of r's writes may be in wtx: start over without r.
+			wtx.Discard()
+			if i > 0 {
+				return b.commitBatch(reqs[:i])
+			}
+			if errors.Is(err, dgbadger.ErrTxnTooBig) {
+				r.err = fmt.Errorf("%w: %w: the transaction is too large for one badger transaction (raise Options.MemTableSize)",
+					backend.ErrInvalidArgument, err)
+			} else {
+				r.err = errInternal(err)
+			}
+			close(r.done)
+			return 1
+		}
+		bytes += w
+		n++
+	}
+	batch := reqs[:n]
+	if rev > start {
+		err := wtx.Set(keyRevision, encodeInt(rev))
+		if errors.Is(err, dgbadger.ErrTxnTooBig) && n > 1 {
+			wtx.Discard() // the batch is full to the last byte: one transaction fewer
+			return b.commitBatch(reqs[:n-1])
+		}
+		if errors.Is(err, dgbadger.ErrTxnTooBig) {
+			batch[0].err = fmt.Errorf("%w: %w: the transaction is too large for one badger transaction (raise Options.MemTableSize)",
+				backend.ErrInvalidArgument, err)
+			close(batch[0].done)
+			return 1
+		}
+		if err == nil {
+			err = wtx.Commit()
+		}
+		if err != nil {
+			err = fmt.Errorf("badger: commit of revisions %d..%d failed, the backend refuses writes until it is reopened: %w",
+				start+1, rev, err)
+			b.failed.CompareAndSwap(nil, &err)
+			b.log.Error("badger backend: commit failed", "dir", b.dir, "err", err)
+			for _, r := range batch {
+				r.err = err
+				close(r.done)
+			}
+			return n
+		}
+		b.batches.Add(1)
+		b.txns.Add(int64(n))
+		b.mu.Lock()
+		b.rev = rev
+		for _, p := range pubs {
+			b.ring.push(p)
+		}
+		b.wakeLocked()
+		behind := rev - b.compacted
+		b.mu.Unlock()
+		if h := b.opts.HistoryRevisions; h > 0 && b.opts.CompactionInterval > 0 && behind > 2*h {
+			select {
+			case b.compactKick <- struct{}{}:
+			default:
+			}
+		}
+	}
+	for _, r := range batch {
+		close(r.done)
+	}
+	return n
+}
+
+// apply evaluates r against the state wtx holds (the committed state plus the
+// earlier transactions of the batch) and, when its compares hold and it changes
+// something, writes it to wtx at revision *rev+1 and advances *rev. It records r's
+// result in r, and returns the bytes written. An error means r's writes may be
+// half in wtx.
+func (b *Backend) apply(wtx *dgbadger.Txn, r *txnReq, rev *int64, pubs *[]revEvents) (int, error) {
+	r.res, r.err = backend.TxnResult{}, nil // a batch that started over applies r again
+	if err := r.ctx.Err(); err != nil {
+		r.err = err
+		return 0, nil
+	}
+	t := r.txn
+	for i, c := range t.Compares {
+		v, err := getCurrent(wtx, c.Key)
+		if err != nil {
+			return 0, err
+		}
+		var mod int64
+		if v != nil {
+			mod = v.modRev
+		}
+		if mod != c.ModRevision {
+			r.res = backend.TxnResult{Revision: *rev, FailedCompare: i}
+			return 0, nil
+		}
+	}
+	prevs := make([]*version, len(t.Ops))
+	changes := 0
+	for i, op := range t.Ops {
+		v, err := getCurrent(wtx, op.Key)
+		if err != nil {
+			return 0, err
+		}
+		prevs[i] = v
+		if !op.Delete || v != nil {
+			changes++
+		}
+	}
+	if changes == 0 {
+		r.res = backend.TxnResult{Succeeded: true, Revision: *rev, FailedCompare: -1}
+		return 0, nil
+	}
+
+	next := *rev + 1
+	events := make([]backend.Event, 0, changes)
+	records := make([]eventRecord, 0, changes)
+	written := 0
+	set := func(k, v []byte) error {
+		written += len(k) + len(v)
+		return wtx.Set(k, v)
+	}
+	for i, op := range t.Ops {
+		prev := prevs[i]
+		var prevKV *backend.KV
+		rec := eventRecord{key: op.Key}
+		if prev != nil {
+			kv := prev.kv(op.Key)
+			prevKV = &kv
+			rec.prevModRev, rec.prevCreateRev = prev.modRev, prev.createRev
+			// The replaced version moves to the history.
+			if err := set(historyKey(op.Key, prev.modRev), encodeHistory(prev.createRev, prev.value, false)); err != nil {
+				return 0, err
+			}
+		}
+		if op.Delete {
+			if prev == nil {
+				continue
+			}
+			if err := set(historyKey(op.Key, next), encodeHistory(0, nil, true)); err != nil {
+				return 0, err
+			}
+			written += len(op.Key)
+			if err := wtx.Delete(currentKey(op.Key)); err != nil {
+				return 0, err
+			}
+			rec.typ = backend.EventDelete
+			events = append(events, backend.Event{
+				Type: backend.EventDelete, Revision: next,
+				KV: backend.KV{Key: op.Key, ModRevision: next}, PrevKV: prevKV,
+			})
+			records = append(records, rec)
+			continue
+		}
+		create := next
+		if prev != nil {
+			create = prev.createRev
+		}
+		value := op.Value
+		if value == nil {
+			value = []byte{}
+		}
+		if err := set(currentKey(op.Key), encodeCurrent(create, next, value)); err != nil {
+			return 0, err
+		}
+		rec.typ, rec.createRev = backend.EventPut, create
+		events = append(events, backend.Event{
+			Type: backend.EventPut, Revision: next,
+			KV:     backend.KV{Key: op.Key, Value: value, CreateRevision: create, ModRevision: next},
+			PrevKV: prevKV,
+		})
+		records = append(records, rec)
+	}
+	if err := set(eventKey(next), encodeEvents(records)); err != nil {
+		return 0, err
+	}
+	*rev = next
+	r.res = backend.TxnResult{Succeeded: true, Revision: next, FailedCompare: -1}
+	*pubs = append(*pubs, revEvents{rev: next, events: events, size: written})
+	return written, nil
+}
+
+// getCurrent returns the current version of key as txn sees it, nil when the key
+// does not exist. The value is a copy.
+func getCurrent(txn *dgbadger.Txn, key string) (*version, error) {
+	item, err := txn.Get(currentKey(key))
+	if errors.Is(err, dgbadger.ErrKeyNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var v version
+	err = item.Value(func(val []byte) error {
+		var err error
+		v, err = decodeCurrent(val, true)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &v, nil
+}
+
+func validateTxn(t backend.Txn) error {
+	for i, c := range t.Compares {
+		if c.Key == "" {
+			return fmt.Errorf("%w: compare %d has an empty key", backend.ErrInvalidArgument, i)
+		}
+		if c.ModRevision < 0 {
+			return fmt.Errorf("%w: compare %d has negative revision %d", backend.ErrInvalidArgument, i, c.ModRevision)
+		}
+	}
+	var seen map[string]struct{}
+	if len(t.Ops) > 8 {
+		seen = make(map[string]struct{}, len(t.Ops))
+	}
+	for i, op := range t.Ops {
+		if op.Key == "" {
+			return fmt.Errorf("%w: op %d has an empty key", backend.ErrInvalidArgument, i)
+		}
+		if len(op.Key) > maxKeyBytes {
+			return fmt.Errorf("%w: op %d has a key of %d bytes, more than %d", backend.ErrInvalidArgument, i, len(op.Key), maxKeyBytes)
+		}
+		dup := false
+		if seen != nil {
+			_, dup = seen[op.Key]
+			seen[op.Key] = struct{}{}
+		} else {
+			for _, o := range t.Ops[:i] {
+				dup = dup || o.Key == op.Key
+			}
+		}
+		if dup {
+			return fmt.Errorf("%w: key %q appears in two ops", backend.ErrInvalidArgument, op.Key)
+		}
+	}
+	return nil
+}
+
+// maxKeyBytes is the longest key: badger takes keys of up to 65,000 bytes, and a
+// history key holds the key escaped, with a prefix and a revision.
+const maxKeyBytes = 30000
