@@ -1,0 +1,254 @@
+package apiserver
+
+import (
+	"fmt"
+	"net/http"
+
+	"github.com/management-service/mgmt/migrate"
+	"github.com/management-service/mgmt/resource"
+	"github.com/management-service/mgmt/store"
+	"github.com/management-service/mgmt/token"
+)
+
+// serveResource runs the verb of a resource request.
+func (s *Server) serveResource(w http.ResponseWriter, r *http.Request, ri *route, c *caller) {
+	// Answer 406 before doing anything that writes.
+	if _, err := responseType(r); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	var err error
+	switch ri.verb {
+	case "get":
+		err = s.get(w, r, ri)
+	case "list":
+		err = s.list(w, r, ri)
+	case "watch":
+		err = s.watch(w, r, ri)
+	case "create":
+		err = s.create(w, r, ri, c)
+	case "update":
+		err = s.update(w, r, ri, c)
+	case "patch":
+		err = s.patch(w, r, ri, c)
+	case "delete":
+		err = s.delete(w, r, ri, c)
+	case "deletecollection":
+		err = s.deleteCollection(w, r, ri, c)
+	default:
+		err = methodNotAllowed(ri.kind, ri.verb)
+	}
+	if err != nil {
+		s.writeError(w, r, err)
+	}
+}
+
+func (ri *route) writeOptions(c *caller) store.WriteOptions {
+	return store.WriteOptions{DryRun: ri.opts.dryRun, FieldManager: ri.opts.fieldManager, User: c.user}
+}
+
+func (s *Server) get(w http.ResponseWriter, r *http.Request, ri *route) error {
+	k := ri.kind
+	obj := k.New()
+	if err := s.store.Get(r.Context(), ri.namespace, ri.name, obj, store.GetOptions{ResourceVersion: ri.opts.resourceVersion}); err != nil {
+		return err
+	}
+	setTypeMeta(obj, k)
+	s.writeObject(w, r, http.StatusOK, obj)
+	return nil
+}
+
+func (s *Server) list(w http.ResponseWriter, r *http.Request, ri *route) error {
+	k := ri.kind
+	list := k.NewList()
+	lo := ri.opts.list
+	lo.Namespace = ri.namespace
+	if err := s.store.List(r.Context(), list, lo); err != nil {
+		return err
+	}
+	setListTypeMeta(list, k)
+	s.writeObject(w, r, http.StatusOK, list)
+	return nil
+}
+
+// checkBodyNamespace applies the namespace of the URL to a decoded body: a
+// namespace left out is the URL's, one that differs is 400, as kube-apiserver answers.
+func checkBodyNamespace(ri *route, obj resource.Object) error {
+	m := obj.GetObjectMeta()
+	if !ri.namespaced {
+		return nil
+	}
+	if m.Namespace == "" {
+		m.Namespace = ri.namespace
+	} else if m.Namespace != ri.namespace {
+		return resource.NewBadRequest(fmt.Sprintf(
+			"the namespace of the provided object (%s) does not match the namespace sent on the request (%s)",
+			m.Namespace, ri.namespace))
+	}
+	return nil
+}
+
+func (s *Server) create(w http.ResponseWriter, r *http.Request, ri *route, c *caller) error {
+	k := ri.kind
+	obj, err := s.decodeObject(r, k)
+	if err != nil {
+		return err
+	}
+	if err := checkBodyNamespace(ri, obj); err != nil {
+		return err
+	}
+	ctx := r.Context()
+	switch k.Kind {
+	case resource.KindProjectMigrateVirtualClusterInstance:
+		req, ok := obj.(*resource.ProjectMigrateVirtualClusterInstance)
+		if !ok {
+			return resource.NewInternalError(fmt.Errorf("decoded %T for %s", obj, k.Kind))
+		}
+		res, err := s.cfg.Migrator.Migrate(ctx, ri.name, req,
+			migrate.Caller{User: c.user, Authorizer: migrate.AuthorizerFunc(c.allowed)},
+			migrate.RequestOptions{DryRun: ri.opts.dryRun, FieldManager: ri.opts.fieldManager})
+		if err != nil {
+			return err
+		}
+		setTypeMeta(res, k)
+		s.writeObject(w, r, http.StatusCreated, res)
+		return nil
+	case resource.KindDirectClusterEndpointToken:
+		req, ok := obj.(*resource.DirectClusterEndpointToken)
+		if !ok {
+			return resource.NewInternalError(fmt.Errorf("decoded %T for %s", obj, k.Kind))
+		}
+		tc, err := s.tokenCaller(ctx, c)
+		if err != nil {
+			return err
+		}
+		res, err := s.cfg.Issuer.Issue(ctx, req, tc, token.IssueOptions{WriteOptions: ri.writeOptions(c)})
+		if err != nil {
+			return token.StatusFor(err)
+		}
+		setTypeMeta(res, k)
+		s.writeObject(w, r, http.StatusCreated, res)
+		return nil
+	}
+	if err := s.store.Create(ctx, obj, store.CreateOptions{WriteOptions: ri.writeOptions(c)}); err != nil {
+		return err
+	}
+	setTypeMeta(obj, k)
+	s.writeObject(w, r, http.StatusCreated, obj)
+	return nil
+}
+
+func (s *Server) update(w http.ResponseWriter, r *http.Request, ri *route, c *caller) error {
+	k := ri.kind
+	obj, err := s.decodeObject(r, k)
+	if err != nil {
+		return err
+	}
+	if err := checkBodyNamespace(ri, obj); err != nil {
+		return err
+	}
+	if m := obj.GetObjectMeta(); m.Name != ri.name {
+		return resource.NewBadRequest(fmt.Sprintf(
+			"the name of the object (%s) does not match the name on the URL (%s)", m.Name, ri.name))
+	}
+	opts := store.UpdateOptions{WriteOptions: ri.writeOptions(c)}
+	if ri.subresource == "status" {
+		err = s.store.UpdateStatus(r.Context(), obj, opts)
+	} else {
+		err = s.store.Update(r.Context(), obj, opts)
+	}
+	if err != nil {
+		return err
+	}
+	setTypeMeta(obj, k)
+	s.writeObject(w, r, http.StatusOK, obj)
+	return nil
+}
+
+func (s *Server) patch(w http.ResponseWriter, r *http.Request, ri *route, c *caller) error {
+	k := ri.kind
+	ct := r.Header.Get("Content-Type")
+	pt := mediaTypeOf(ct)
+	switch pt {
+	case store.PatchTypeMerge, store.PatchTypeJSON:
+	case "application/apply-patch+yaml", "application/apply-patch+cbor":
+		return resource.NewStatusError(resource.ReasonUnsupportedMediaType,
+			"server-side apply is not supported by this server: use client-side \"kubectl apply\" (without "+
+				"--server-side), or a patch of type application/merge-patch+json or application/json-patch+json")
+	default:
+		return resource.NewStatusError(resource.ReasonUnsupportedMediaType, fmt.Sprintf(
+			"the body of the request was in an unknown format (%q) - accepted media types include: "+
+				"application/json-patch+json, application/merge-patch+json", ct))
+	}
+	body, err := s.readBody(r)
+	if err != nil {
+		return err
+	}
+	obj := k.New()
+	m := obj.GetObjectMeta()
+	m.Name, m.Namespace = ri.name, ri.namespace
+	if err := s.store.Patch(r.Context(), obj, pt, body, store.PatchOptions{WriteOptions: ri.writeOptions(c)}); err != nil {
+		return err
+	}
+	setTypeMeta(obj, k)
+	s.writeObject(w, r, http.StatusOK, obj)
+	return nil
+}
+
+func (s *Server) delete(w http.ResponseWriter, r *http.Request, ri *route, c *caller) error {
+	k := ri.kind
+	body, err := s.readBody(r)
+	if err != nil {
+		return err
+	}
+	opts, orphan, err := ri.deleteOptionsFrom(body, r.Header.Get("Content-Type"), c)
+	if err != nil {
+		return err
+	}
+	obj := k.New()
+	m := obj.GetObjectMeta()
+	m.Name, m.Namespace = ri.name, ri.namespace
+	removed, err := s.store.Delete(r.Context(), obj, opts)
+	if err != nil {
+		return err
+	}
+	if removed {
+		// What kube-apiserver answers for a custom resource that is gone.
+		s.writeObject(w, r, http.StatusOK, resource.Status{
+			TypeMeta: resource.TypeMeta{Kind: "Status", APIVersion: "v1"},
+			Status:   resource.StatusSuccess,
+			Details:  &resource.StatusDetails{Name: ri.name, Group: k.Group, Kind: k.Resource, UID: obj.GetObjectMeta().UID},
+		})
+		return nil
+	}
+	// Only marked for deletion: the object, with its deletionTimestamp. 202 when the
+	// client asked for cascading deletion with the deprecated orphanDependents=false.
+	code := http.StatusOK
+	if orphan != nil && !*orphan {
+		code = http.StatusAccepted
+	}
+	setTypeMeta(obj, k)
+	s.writeObject(w, r, code, obj)
+	return nil
+}
+
+func (s *Server) deleteCollection(w http.ResponseWriter, r *http.Request, ri *route, c *caller) error {
+	k := ri.kind
+	body, err := s.readBody(r)
+	if err != nil {
+		return err
+	}
+	opts, _, err := ri.deleteOptionsFrom(body, r.Header.Get("Content-Type"), c)
+	if err != nil {
+		return err
+	}
+	list := k.NewList()
+	lo := ri.opts.list
+	lo.Namespace = ri.namespace
+	if _, err := s.store.DeleteCollection(r.Context(), list, lo, opts); err != nil {
+		return err
+	}
+	setListTypeMeta(list, k)
+	s.writeObject(w, r, http.StatusOK, list)
+	return nil
+}

@@ -1,0 +1,178 @@
+package apiserver
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"mime"
+	"net/http"
+	"strings"
+
+	"github.com/management-service/mgmt/resource"
+)
+
+// mediaTypeOf returns the lower-case media type of a Content-Type, without
+// parameters; a value that does not parse is returned as it is (and refused later).
+func mediaTypeOf(contentType string) string {
+	if strings.TrimSpace(contentType) == "" {
+		return ""
+	}
+	mt, _, err := mime.ParseMediaType(contentType)
+	if err != nil {
+		return strings.ToLower(strings.TrimSpace(contentType))
+	}
+	return mt
+}
+
+func looksLikeJSON(b []byte) bool {
+	t := bytes.TrimLeft(b, " \t\r\n")
+	return len(t) > 0 && (t[0] == '{' || t[0] == '[')
+}
+
+// negotiate picks the media type of a response from the Accept header: JSON or YAML.
+// Entries that ask for another form of the object (as=Table, PartialObjectMetadata,
+// ...) or another encoding (protobuf) are skipped, as kube-apiserver skips what it
+// cannot serve; "*/*", "application/*" and an empty header give JSON. ok is false
+// when nothing acceptable is left (406).
+func negotiate(accept string) (string, bool) {
+	if strings.TrimSpace(accept) == "" {
+		return resource.MediaTypeJSON, true
+	}
+	for _, part := range strings.Split(accept, ",") {
+		mt, params, err := mime.ParseMediaType(strings.TrimSpace(part))
+		if err != nil {
+			continue
+		}
+		if q, ok := params["q"]; ok && (q == "0" || q == "0.0" || q == "0.00" || q == "0.000") {
+			continue
+		}
+		if params["as"] != "" || params["g"] != "" || params["v"] != "" {
+			continue
+		}
+		switch mt {
+		case resource.MediaTypeJSON, "*/*", "application/*":
+			return resource.MediaTypeJSON, true
+		case resource.MediaTypeYAML, "text/yaml", "application/x-yaml":
+			return resource.MediaTypeYAML, true
+		}
+	}
+	return "", false
+}
+
+// responseType negotiates the response media type of r, or answers 406.
+func responseType(r *http.Request) (string, error) {
+	mt, ok := negotiate(r.Header.Get("Accept"))
+	if !ok {
+		return "", resource.NewNotAcceptable(r.Header.Get("Accept"))
+	}
+	return mt, nil
+}
+
+// setTypeMeta writes the kind and apiVersion the wire needs on an object.
+func setTypeMeta(obj resource.Object, k *resource.KindInfo) {
+	tm := obj.GetTypeMeta()
+	tm.Kind, tm.APIVersion = k.Kind, k.APIVersion()
+}
+
+// setListTypeMeta writes kind and apiVersion on a list and on each of its items.
+func setListTypeMeta(list resource.ObjectList, k *resource.KindInfo) {
+	tm := list.GetTypeMeta()
+	tm.Kind, tm.APIVersion = k.ListKind, k.APIVersion()
+	for i := 0; i < list.Len(); i++ {
+		setTypeMeta(list.Item(i), k)
+	}
+}
+
+// writeObject encodes v in the negotiated media type with the given code.
+func (s *Server) writeObject(w http.ResponseWriter, r *http.Request, code int, v any) {
+	mt, err := responseType(r)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	body, err := s.codec.Encode(v, mt)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	w.Header().Set("Content-Type", mt)
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(code)
+	_, _ = w.Write(body)
+}
+
+// writeError answers with the Status of err (resource.StatusOf), in the negotiated
+// media type, or JSON when none can be negotiated. 429 and 503 carry Retry-After.
+func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
+	st := resource.StatusOf(err)
+	st.Kind, st.APIVersion, st.Status = "Status", "v1", resource.StatusFailure
+	if st.Code == 0 {
+		st.Code = http.StatusInternalServerError
+	}
+	if st.Code >= 500 {
+		s.log.Error("request failed", "method", r.Method, "path", r.URL.Path, "code", st.Code, "error", err)
+	}
+	mt, ok := negotiate(r.Header.Get("Accept"))
+	if !ok {
+		mt = resource.MediaTypeJSON
+	}
+	body, encErr := s.codec.Encode(st, mt)
+	if encErr != nil {
+		mt, body = resource.MediaTypeJSON, []byte(fmt.Sprintf(
+			`{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"internal error","code":%d}`, st.Code))
+	}
+	if st.Code == http.StatusTooManyRequests || st.Code == http.StatusServiceUnavailable {
+		retry := int32(1)
+		if st.Details != nil && st.Details.RetryAfterSeconds > 0 {
+			retry = st.Details.RetryAfterSeconds
+		}
+		w.Header().Set("Retry-After", itoa(int64(retry)))
+	}
+	w.Header().Set("Content-Type", mt)
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(int(st.Code))
+	_, _ = w.Write(body)
+}
+
+// readBody reads a request body within the codec's limit: a declared length over it
+// is 413 before anything is read, a body that grows past it is 413 too; a body with a
+// Content-Encoding (gzip, ...) is 415, since none is accepted.
+func (s *Server) readBody(r *http.Request) ([]byte, error) {
+	if ce := strings.TrimSpace(r.Header.Get("Content-Encoding")); ce != "" && !strings.EqualFold(ce, "identity") {
+		return nil, resource.NewStatusError(resource.ReasonUnsupportedMediaType,
+			fmt.Sprintf("Content-Encoding %q is not supported", ce))
+	}
+	limit := s.codec.MaxBytes()
+	if r.ContentLength > limit {
+		return nil, resource.NewRequestEntityTooLarge(fmt.Sprintf("limit is %d", limit))
+	}
+	if r.Body == nil {
+		return nil, nil
+	}
+	return s.codec.ReadBody(http.MaxBytesReader(nil, r.Body, limit+1))
+}
+
+// decodeObject reads one object of kind k from a request body. A body without a
+// Content-Type (as "kubectl create --raw" sends it) is read as YAML, which covers
+// JSON; JSON and YAML are the only types read (415 otherwise).
+func (s *Server) decodeObject(r *http.Request, k *resource.KindInfo) (resource.Object, error) {
+	body, err := s.readBody(r)
+	if err != nil {
+		return nil, err
+	}
+	ct := r.Header.Get("Content-Type")
+	switch mediaTypeOf(ct) {
+	case "":
+		obj, err := s.codec.Decode(body, "", k)
+		if err != nil && looksLikeJSON(body) && errors.Is(err, resource.ErrBadRequest) {
+			// Not JSON after all: a YAML flow mapping.
+			if obj2, err2 := s.codec.Decode(body, resource.MediaTypeYAML, k); err2 == nil {
+				return obj2, nil
+			}
+		}
+		return obj, err
+	case resource.MediaTypeJSON, resource.MediaTypeYAML, "text/yaml", "application/x-yaml":
+		return s.codec.Decode(body, ct, k)
+	}
+	return nil, resource.NewUnsupportedMediaType(ct)
+}
