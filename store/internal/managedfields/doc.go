@@ -28,5 +28,15 @@
 //   - Entries are sorted the way Kubernetes sorts them, so the output is
 //     deterministic and an update that changes nothing returns the same entries.
 //
+// Update runs on every store write, so it works on the encodings directly rather
+// than decoding them: the two objects are parsed once each, without allocating,
+// into lists of members sorted by name; a value of the new object that is byte for
+// byte the old one's is neither validated again nor looked into; other scalars are
+// compared by value as decoded JSON (1 equals 1.0, "\u00fc" equals "ü"). A Set is
+// kept in its canonical FieldsV1 encoding, which entries written by Update already
+// are, so their fieldsV1 is checked rather than parsed and set operations merge
+// encodings. What is accepted, and every result and error, is exactly what decoding
+// with encoding/json gives; the tests compare it with that implementation.
+//
 // The package imports only the standard library and package resource.
 package managedfields

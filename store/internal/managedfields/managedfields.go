@@ -3,7 +3,7 @@ package managedfields
 import (
 	"bytes"
 	"fmt"
-	"sort"
+	"slices"
 	"time"
 
 	"github.com/management-service/mgmt/resource"
@@ -102,7 +102,9 @@ func Resolve(live, sent []resource.ManagedFieldsEntry, subresource string) ([]re
 	case len(sent) == 0:
 		return live, nil
 	}
-	if _, err := decodeEntries(sent); err != nil {
+	d := getDiffer()
+	defer d.release()
+	if _, err := d.decodeEntries(sent); err != nil {
 		return nil, err
 	}
 	return sent, nil
@@ -144,17 +146,19 @@ func Update(entries []resource.ManagedFieldsEntry, oldObj, newObj []byte, w Writ
 	if w.Now.IsZero() {
 		w.Now = time.Now()
 	}
-	c, err := compare(oldObj, newObj, scopeOf(w))
+	d := getDiffer()
+	defer d.release()
+	if err := d.compare(oldObj, newObj, scopeOf(w)); err != nil {
+		return nil, err
+	}
+	list, err := d.decodeEntries(entries)
 	if err != nil {
 		return nil, err
 	}
-	list, err := decodeEntries(entries)
-	if err != nil {
-		return nil, err
-	}
-	changed := c.added.set().Union(c.modified.set())
-	removed := c.removed.set()
-	lost := changed.Union(removed)
+	// Set encodings below live in d's buffers; encodeEntries copies what it returns.
+	changed := d.changed.set()
+	removed := d.removed.set()
+	lost := d.ar.union(changed, removed)
 
 	writer := entryKey{manager: w.Manager, operation: resource.ManagedFieldsOperationUpdate,
 		apiVersion: w.APIVersion, subresource: w.Subresource}
@@ -164,15 +168,16 @@ func Update(entries []resource.ManagedFieldsEntry, oldObj, newObj []byte, w Writ
 			self = e
 			continue
 		}
-		e.set = e.set.RecursiveDifference(lost)
+		e.set.enc = d.ar.difference(e.set.enc, lost, true)
 	}
 	if self == nil {
-		self = &entry{key: writer}
+		d.entries = append(d.entries, entry{key: writer})
+		self = &d.entries[len(d.entries)-1]
 		list = append(list, self)
 	}
-	self.set = self.set.RecursiveDifference(removed).Union(changed)
-	if !lost.Empty() {
-		self.time = resource.NewTimePtr(w.Now)
+	self.set.enc = d.ar.union(d.ar.difference(self.set.enc, removed, true), changed)
+	if len(lost) > 0 {
+		self.time, self.hasTime = resource.NewTime(w.Now), true
 	}
 
 	kept := list[:0]
@@ -181,7 +186,7 @@ func Update(entries []resource.ManagedFieldsEntry, oldObj, newObj []byte, w Writ
 			kept = append(kept, e)
 		}
 	}
-	list = capUpdates(kept, MaxUpdateEntries)
+	list = d.capUpdates(kept, MaxUpdateEntries)
 	sortEntries(list)
 	return encodeEntries(list), nil
 }
@@ -192,9 +197,11 @@ type entryKey struct {
 }
 
 type entry struct {
-	key  entryKey
-	time *resource.Time
-	set  Set
+	key     entryKey
+	lookup  entryKey // keyOf the entry it was decoded from: repeats replace it
+	time    resource.Time
+	hasTime bool // false: no time (a missing or zero time is dropped)
+	set     Set
 }
 
 func keyOf(e resource.ManagedFieldsEntry) entryKey {
@@ -206,9 +213,18 @@ func keyOf(e resource.ManagedFieldsEntry) entryKey {
 }
 
 // decodeEntries parses entries; a repeated key replaces the earlier entry in place.
-func decodeEntries(entries []resource.ManagedFieldsEntry) ([]*entry, error) {
-	list := make([]*entry, 0, len(entries)+1)
-	index := make(map[entryKey]int, len(entries))
+// The entries live in d and are valid until its release; their sets may share the
+// fieldsV1 bytes of entries.
+func (d *differ) decodeEntries(entries []resource.ManagedFieldsEntry) ([]*entry, error) {
+	if cap(d.entries) < len(entries)+1 {
+		d.entries = make([]entry, 0, len(entries)+1) // +1 for the writer: pointers stay valid
+	}
+	d.entries = d.entries[:0]
+	list := d.list[:0]
+	var index map[entryKey]int
+	if len(entries) > 16 {
+		index = make(map[entryKey]int, len(entries))
+	}
 	for i, e := range entries {
 		switch e.Operation {
 		case resource.ManagedFieldsOperationApply, resource.ManagedFieldsOperationUpdate:
@@ -217,34 +233,49 @@ func decodeEntries(entries []resource.ManagedFieldsEntry) ([]*entry, error) {
 				Field: fmt.Sprintf("metadata.managedFields[%d].operation", i),
 				Err:   fmt.Errorf("must be %q or %q, not %q", resource.ManagedFieldsOperationApply, resource.ManagedFieldsOperationUpdate, e.Operation)}
 		}
-		s, err := ParseFieldsV1(e.FieldsV1)
+		s, err := parseFieldsV1(e.FieldsV1)
 		if err != nil {
 			return nil, &EntryError{Index: i, Manager: e.Manager,
 				Field: fmt.Sprintf("metadata.managedFields[%d].fieldsV1", i), Err: err}
 		}
-		var t *resource.Time
-		if e.Time != nil && !e.Time.IsZero() {
-			v := *e.Time
-			t = &v
-		}
 		k := keyOf(e)
-		ne := &entry{key: k, time: t, set: s}
+		ne := entry{key: k, lookup: k, set: s}
 		ne.key.apiVersion = e.APIVersion // keep the recorded apiVersion, also for Apply
-		if j, ok := index[k]; ok {
-			list[j] = ne
+		if e.Time != nil && !e.Time.IsZero() {
+			ne.time, ne.hasTime = *e.Time, true
+		}
+		j := -1
+		if index != nil {
+			if x, ok := index[k]; ok {
+				j = x
+			}
+		} else {
+			for x, p := range list {
+				if p.lookup == k {
+					j = x
+					break
+				}
+			}
+		}
+		if j >= 0 {
+			*list[j] = ne
 			continue
 		}
-		index[k] = len(list)
-		list = append(list, ne)
+		if index != nil {
+			index[k] = len(list)
+		}
+		d.entries = append(d.entries, ne)
+		list = append(list, &d.entries[len(d.entries)-1])
 	}
+	d.list = list
 	return list, nil
 }
 
-func unixOrZero(t *resource.Time) time.Time {
-	if t == nil {
+func timeOrZero(e *entry) time.Time {
+	if !e.hasTime {
 		return time.Time{}
 	}
-	return t.Time
+	return e.time.Time
 }
 
 // entryLess is the output order: operation, time, manager, apiVersion, subresource.
@@ -252,7 +283,7 @@ func entryLess(a, b *entry) bool {
 	if a.key.operation != b.key.operation {
 		return a.key.operation < b.key.operation
 	}
-	if ta, tb := unixOrZero(a.time), unixOrZero(b.time); !ta.Equal(tb) {
+	if ta, tb := timeOrZero(a), timeOrZero(b); !ta.Equal(tb) {
 		return ta.Before(tb)
 	}
 	if a.key.manager != b.key.manager {
@@ -264,8 +295,18 @@ func entryLess(a, b *entry) bool {
 	return a.key.subresource < b.key.subresource
 }
 
+func entryCmp(a, b *entry) int {
+	switch {
+	case entryLess(a, b):
+		return -1
+	case entryLess(b, a):
+		return 1
+	}
+	return 0
+}
+
 func sortEntries(list []*entry) {
-	sort.SliceStable(list, func(i, j int) bool { return entryLess(list[i], list[j]) })
+	slices.SortStableFunc(list, entryCmp)
 }
 
 func isBucket(e *entry) bool {
@@ -275,7 +316,16 @@ func isBucket(e *entry) bool {
 
 // capUpdates folds the oldest Update entries into per-apiVersion AncientChangesManager
 // entries until at most max Update entries remain (or nothing more can be folded).
-func capUpdates(list []*entry, max int) []*entry {
+func (d *differ) capUpdates(list []*entry, max int) []*entry {
+	n := 0
+	for _, e := range list {
+		if e.key.operation == resource.ManagedFieldsOperationUpdate {
+			n++
+		}
+	}
+	if n <= max {
+		return list
+	}
 	var updates []*entry
 	buckets := map[string]*entry{}
 	for _, e := range list {
@@ -286,10 +336,6 @@ func capUpdates(list []*entry, max int) []*entry {
 		if isBucket(e) {
 			buckets[e.key.apiVersion] = e
 		}
-	}
-	n := len(updates)
-	if n <= max {
-		return list
 	}
 	sortEntries(updates)
 	folded := map[*entry]bool{}
@@ -314,9 +360,9 @@ func capUpdates(list []*entry, max int) []*entry {
 			buckets[v] = f
 			b = f
 		}
-		b.set = b.set.Union(e.set)
-		if unixOrZero(e.time).After(unixOrZero(b.time)) {
-			b.time = e.time
+		b.set.enc = d.ar.union(b.set.enc, e.set.enc)
+		if timeOrZero(e).After(timeOrZero(b)) {
+			b.time, b.hasTime = e.time, e.hasTime
 		}
 		folded[e] = true
 		n--
@@ -330,26 +376,45 @@ func capUpdates(list []*entry, max int) []*entry {
 	return out
 }
 
+// encodeEntries returns the entries as the API writes them, in fresh memory.
 func encodeEntries(list []*entry) []resource.ManagedFieldsEntry {
 	if len(list) == 0 {
 		return nil
 	}
-	out := make([]resource.ManagedFieldsEntry, 0, len(list))
+	nt, size := 0, 0
 	for _, e := range list {
-		var t *resource.Time
-		if e.time != nil {
-			v := *e.time
-			t = &v
+		if e.hasTime {
+			nt++
 		}
-		out = append(out, resource.ManagedFieldsEntry{
+		size += max(len(e.set.enc), 2)
+	}
+	out := make([]resource.ManagedFieldsEntry, len(list))
+	var times []resource.Time
+	if nt > 0 {
+		times = make([]resource.Time, 0, nt)
+	}
+	buf := make([]byte, 0, size)
+	for i, e := range list {
+		var t *resource.Time
+		if e.hasTime {
+			times = append(times, e.time)
+			t = &times[len(times)-1]
+		}
+		start := len(buf)
+		if e.set.Empty() {
+			buf = append(buf, "{}"...)
+		} else {
+			buf = append(buf, e.set.enc...)
+		}
+		out[i] = resource.ManagedFieldsEntry{
 			Manager:     e.key.manager,
 			Operation:   e.key.operation,
 			APIVersion:  e.key.apiVersion,
 			Time:        t,
 			FieldsType:  resource.FieldsTypeV1,
-			FieldsV1:    e.set.FieldsV1(),
+			FieldsV1:    buf[start:len(buf):len(buf)],
 			Subresource: e.key.subresource,
-		})
+		}
 	}
 	return out
 }
