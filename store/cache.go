@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"reflect"
@@ -118,11 +119,16 @@ func (s *Store) result(k *resource.KindInfo, key string, data []byte, rev int64,
 	return nil
 }
 
-// giveResult moves the written object into the caller's object, remembers a copy in
-// the cache, and stamps the commit's revision (none on a dry run).
-func (s *Store) giveResult(key string, out, written resource.Object, rev int64) error {
+// giveResult moves the written object (encoded as data) into the caller's object,
+// remembers a copy in the cache, and stamps the commit's revision (none on a dry
+// run). Only the value the transaction finally wrote for the key is cached: a key
+// written twice in one transaction (a create, then a status update) must never have
+// its intermediate state cached at the commit's revision, where a concurrent reader
+// would take it for the stored object.
+func (tx *Tx) giveResult(key string, data []byte, out, written resource.Object, rev int64) error {
+	s := tx.s
 	written.GetObjectMeta().ResourceVersion = ""
-	if rev != 0 && s.cache != nil {
+	if e := tx.entries[key]; rev != 0 && s.cache != nil && e != nil && bytes.Equal(e.value, data) {
 		s.cache.put(key, rev, deepCopy(written))
 	}
 	moveInto(out, written)

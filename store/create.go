@@ -105,7 +105,7 @@ func (tx *Tx) Create(obj resource.Object, opts CreateOptions) error {
 	}
 	key := objectKey(k, meta.Namespace, meta.Name)
 	tx.put(key, data)
-	tx.onCommit(func(rev int64) error { return s.giveResult(key, obj, work, rev) })
+	tx.onCommit(func(rev int64) error { return tx.giveResult(key, data, obj, work, rev) })
 	return nil
 }
 

@@ -130,7 +130,7 @@ func (tx *Tx) Delete(obj resource.Object, opts DeleteOptions) (removed bool, err
 		return false, err
 	}
 	tx.put(key, data)
-	tx.onCommit(func(rev int64) error { return s.giveResult(key, obj, cur, rev) })
+	tx.onCommit(func(rev int64) error { return tx.giveResult(key, data, obj, cur, rev) })
 	return false, nil
 }
 

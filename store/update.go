@@ -196,17 +196,17 @@ func (tx *Tx) update(obj resource.Object, opts UpdateOptions, status bool) error
 	if bytes.Equal(data, e.value) {
 		// Nothing changed: nothing is written, the resourceVersion stays.
 		rev := e.rev
-		tx.onCommit(func(int64) error { return s.giveResult(key, obj, work, rev) })
+		tx.onCommit(func(int64) error { return tx.giveResult(key, data, obj, work, rev) })
 		return nil
 	}
 	if oldMeta.IsTerminating() && len(meta.Finalizers) == 0 && !s.clock.Now().Before(meta.DeletionTimestamp.Time) {
 		// The write that leaves a terminating object without finalizers removes it.
 		tx.del(key)
 		tx.removed = append(tx.removed, removedObject{kind: k, uid: oldMeta.UID})
-		tx.onCommit(func(rev int64) error { return s.giveResult(key, obj, work, rev) })
+		tx.onCommit(func(rev int64) error { return tx.giveResult(key, data, obj, work, rev) })
 		return nil
 	}
 	tx.put(key, data)
-	tx.onCommit(func(rev int64) error { return s.giveResult(key, obj, work, rev) })
+	tx.onCommit(func(rev int64) error { return tx.giveResult(key, data, obj, work, rev) })
 	return nil
 }
