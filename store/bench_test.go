@@ -143,7 +143,7 @@ func BenchmarkWatch100(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		obj.Spec.DisplayName = fmt.Sprintf("Instance %d", i)
+		obj.Spec.DisplayName = fmt.Sprintf("watched %d", i) // differs from the created value, so every update writes
 		if err := s.Update(ctx, obj, store.UpdateOptions{}); err != nil {
 			b.Fatal(err)
 		}
