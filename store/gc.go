@@ -40,6 +40,10 @@ func (s *Store) collect(ctx context.Context, key string) error {
 	if k == nil {
 		return nil
 	}
+	// Dependents are found through the index: bring it up to the store's revision.
+	if rev, err := s.b.Revision(ctx); err == nil {
+		s.track.catchUp(ctx, rev)
+	}
 	_, err := s.runTxn(ctx, false, func(tx *Tx) error {
 		e, err := tx.get(key)
 		if err != nil || e.value == nil {
@@ -80,8 +84,11 @@ func (s *Store) collect(ctx context.Context, key string) error {
 		}
 		switch {
 		case !solid && !m.IsTerminating():
+			// Under an owner deleted in the foreground, the dependent goes in the
+			// foreground too: whether it has dependents of its own is decided when its
+			// own deletion is looked at, after every earlier write is in the index.
 			policy := DeletePropagationBackground
-			if waiting && s.track.hasDependents(m.UID) {
+			if waiting {
 				policy = DeletePropagationForeground
 			}
 			target := k.New()
@@ -208,10 +215,10 @@ func (s *Store) deleteDependentsInForeground(tx *Tx, obj resource.Object) error 
 			}
 		}
 		if !dm.IsTerminating() {
-			policy := DeletePropagationBackground
-			if s.track.hasDependents(dm.UID) {
-				policy = DeletePropagationForeground
-			}
+			// Foreground, always: the dependent's own dependents are found when its
+			// marked state is looked at, by which time the index has every write
+			// before it (events are applied in revision order).
+			policy := DeletePropagationForeground
 			target := kinds[i].New()
 			target.GetObjectMeta().Namespace, target.GetObjectMeta().Name = dm.Namespace, dm.Name
 			uid := dm.UID
@@ -245,13 +252,6 @@ func (t *tracker) dependentKeys(uid string) []string {
 		out = append(out, k)
 	}
 	return out
-}
-
-// hasDependents reports whether any object references uid.
-func (t *tracker) hasDependents(uid string) bool {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return len(t.dependents[uid]) > 0
 }
 
 // waitsOn reports whether the object uid is (transitively) waiting in a foreground

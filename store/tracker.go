@@ -303,6 +303,29 @@ func (t *tracker) apply(be backend.Event) {
 	t.signalLocked()
 }
 
+// catchUp applies watch events until the index has seen revision rev, so that a
+// decision of the collector never rests on an index older than the state it reads.
+// It runs on the loop's goroutine, the only reader of the watch.
+func (t *tracker) catchUp(ctx context.Context, rev int64) {
+	for {
+		t.mu.Lock()
+		done := t.rev >= rev
+		t.mu.Unlock()
+		if done {
+			return
+		}
+		select {
+		case be, ok := <-t.w.Events():
+			if !ok {
+				return
+			}
+			t.apply(be)
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
 // work reaps what is due and runs the collector over the queue.
 func (t *tracker) work(ctx context.Context) {
 	t.mu.Lock()
