@@ -110,21 +110,14 @@ func (tx *Tx) update(obj resource.Object, opts UpdateOptions, status bool) error
 
 	if status {
 		// Only status changes through the status path: everything else is the stored
-		// object's.
-		fresh, err := s.decode(k, key, e.rev, e.value, e.rev)
-		if err != nil {
-			return err
-		}
+		// object's. A copy, so that OldObject stays the stored object.
+		fresh := deepCopy(old)
 		copyStatus(fresh, work)
 		work = fresh
 		meta = work.GetObjectMeta()
 	} else {
 		if k.HasStatus {
-			fresh, err := s.decode(k, key, e.rev, e.value, e.rev)
-			if err != nil {
-				return err
-			}
-			copyStatus(work, fresh) // the stored status is kept
+			copyStatus(work, deepCopy(old)) // the stored status is kept
 		}
 		var errs resource.ErrorList
 		meta.UID = oldMeta.UID
