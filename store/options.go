@@ -1,6 +1,7 @@
 package store
 
 import (
+	"context"
 	"log/slog"
 	"time"
 
@@ -62,6 +63,26 @@ type Options struct {
 	ObjectCache int
 	// Logger receives the store's background errors (reaper, tracker); nil discards.
 	Logger *slog.Logger
+	// Elector chooses, among several stores that share one backend, the one that
+	// runs the reaper and the garbage collector; nil means this store always does.
+	// Every store keeps its index and serves reads, writes and watches either way.
+	Elector Elector
+}
+
+// Elector picks one leader among the stores that share a backend (for example one
+// etcd cluster), so that background work (reaping expired grace periods, garbage
+// collection) is done by one store, not once per store.
+//
+// Leadership needs no fencing for correctness: every action of the reaper and the
+// collector is an optimistic transaction checked against what it read, so a store
+// that acts after it lost the leadership at worst repeats a decision the new leader
+// also makes, and one of the two finds the work already done.
+type Elector interface {
+	// Campaign blocks until the caller leads, then returns a channel that is closed
+	// when the leadership ends. It returns ctx's error if ctx ends first. When ctx
+	// ends during the leadership, the elector gives the leadership up and closes
+	// the channel.
+	Campaign(ctx context.Context) (lost <-chan struct{}, err error)
 }
 
 // Limits of the store.

@@ -88,6 +88,13 @@ func New(b backend.Backend, opts Options) (*Store, error) {
 		defer s.bg.Done()
 		s.track.run(ctx)
 	}()
+	if opts.Elector != nil {
+		s.bg.Add(1)
+		go func() {
+			defer s.bg.Done()
+			s.track.campaign(ctx, opts.Elector)
+		}()
+	}
 	return s, nil
 }
 

@@ -30,6 +30,7 @@ type tracker struct {
 	queue      map[string]struct{}            // keys the collector must look at
 	rev        int64                          // last revision applied to the index
 	busy       bool                           // the loop is working on the queue or reaping
+	leading    bool                           // this store runs the reaper and the collector
 	changed    chan struct{}                  // closed and replaced when rev or busy change
 	kick       chan struct{}
 	w          backend.Watcher
@@ -53,7 +54,7 @@ type metaOnly struct {
 }
 
 func newTracker(ctx context.Context, s *Store) (*tracker, error) {
-	t := &tracker{s: s, changed: make(chan struct{}), kick: make(chan struct{}, 1)}
+	t := &tracker{s: s, changed: make(chan struct{}), kick: make(chan struct{}, 1), leading: s.opts.Elector == nil}
 	if err := t.resync(ctx); err != nil {
 		return nil, err
 	}
@@ -206,6 +207,55 @@ func (t *tracker) setLocked(key string, info *objInfo) {
 	}
 }
 
+// campaign runs e's elections until ctx ends, and switches the reaper and the
+// collector on while this store leads.
+func (t *tracker) campaign(ctx context.Context, e Elector) {
+	for ctx.Err() == nil {
+		lost, err := e.Campaign(ctx)
+		if err != nil {
+			if ctx.Err() != nil {
+				return
+			}
+			t.s.log.Warn("store: leader election failed; trying again", "err", err)
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(time.Second):
+			}
+			continue
+		}
+		t.s.log.Info("store: leading the background work")
+		t.mu.Lock()
+		t.leading = true
+		// What the previous leader left undone: look at every object again.
+		for key, info := range t.objs {
+			if len(info.owners) > 0 || info.deletion != nil {
+				t.queue[key] = struct{}{}
+			}
+		}
+		t.signalLocked()
+		t.mu.Unlock()
+		t.notify()
+		select {
+		case <-lost:
+		case <-ctx.Done():
+		}
+		t.mu.Lock()
+		t.leading = false
+		t.signalLocked()
+		t.mu.Unlock()
+		t.s.log.Info("store: no longer leading the background work")
+	}
+}
+
+// Leading reports whether this store runs the reaper and the garbage collector: always
+// without an [Options.Elector], else while the elector names it the leader.
+func (s *Store) Leading() bool {
+	s.track.mu.Lock()
+	defer s.track.mu.Unlock()
+	return s.track.leading
+}
+
 func (t *tracker) signalLocked() {
 	close(t.changed)
 	t.changed = make(chan struct{})
@@ -339,6 +389,13 @@ func (t *tracker) work(ctx context.Context) {
 	}()
 	now := t.s.clock.Now()
 	t.mu.Lock()
+	if !t.leading {
+		// The leader does this work; a store that becomes leader looks at every
+		// object again.
+		clear(t.queue)
+		t.mu.Unlock()
+		return
+	}
 	var due []string
 	for key, d := range t.reap {
 		if !now.Before(d) {
@@ -374,7 +431,8 @@ func (t *tracker) work(ctx context.Context) {
 // Settle waits until the store's background work has caught up: every write up to
 // now is in its index, grace periods that have run out by the store's clock are
 // reaped, and garbage collection has nothing left to do. Tests call it after a delete
-// or a step of a fake clock to observe the outcome deterministically.
+// or a step of a fake clock to observe the outcome deterministically. On a store that
+// is not [Store.Leading], it waits for the index only: the leader does the rest.
 func (s *Store) Settle(ctx context.Context) error {
 	for i := 0; ; i++ {
 		rev, err := s.b.Revision(ctx)
@@ -402,7 +460,7 @@ func (s *Store) Settle(ctx context.Context) error {
 		for {
 			t := s.track
 			t.mu.Lock()
-			idle := !t.busy && len(t.queue) == 0 && !t.dueLocked(s.clock.Now())
+			idle := !t.busy && len(t.queue) == 0 && (!t.leading || !t.dueLocked(s.clock.Now()))
 			ch := t.changed
 			t.mu.Unlock()
 			if idle {
