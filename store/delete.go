@@ -53,6 +53,9 @@ func (tx *Tx) Delete(obj resource.Object, opts DeleteOptions) (removed bool, err
 			resource.NewPath("propagationPolicy"), opts.PropagationPolicy,
 			[]string{DeletePropagationForeground, DeletePropagationBackground, DeletePropagationOrphan})})
 	}
+	if err := checkMove(k, namespace, name, opts); err != nil {
+		return false, err
+	}
 	key := objectKey(k, namespace, name)
 	e, err := tx.get(key)
 	if err != nil {
@@ -84,6 +87,11 @@ func (tx *Tx) Delete(obj resource.Object, opts DeleteOptions) (removed bool, err
 	}
 
 	if opts.SkipFinalizers {
+		if opts.MovedTo != nil {
+			if err := tx.recordMove(k, key, meta.UID, e.rev, opts.MovedTo); err != nil {
+				return false, err
+			}
+		}
 		return tx.remove(k, key, e, cur, obj)
 	}
 	var grace int64

@@ -162,6 +162,19 @@ type DeleteOptions struct {
 	// the object elsewhere in the same transaction (package migrate); dependents are
 	// still garbage collected as for a Background delete.
 	SkipFinalizers bool
+	// MovedTo, with SkipFinalizers, records that the transaction recreates the object
+	// at another place (package migrate). An update based on the moved object (its uid,
+	// or a resourceVersion not newer than the move) then fails with 409 Conflict naming
+	// the new place, where it would otherwise get 404 NotFound: the writer's copy is
+	// stale, not the object gone.
+	MovedTo *Location
+}
+
+// Location names an object of a known kind: its namespace ("" for cluster-scoped
+// kinds) and name.
+type Location struct {
+	Namespace string
+	Name      string
 }
 
 // GetOptions are the options of a get.

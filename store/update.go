@@ -93,6 +93,9 @@ func (tx *Tx) update(obj resource.Object, opts UpdateOptions, status bool) error
 		return err
 	}
 	if e.value == nil {
+		if err := tx.movedConflict(k, key, meta.Name, meta.UID, wantRV); err != nil {
+			return err
+		}
 		return resource.NewNotFound(k, meta.Name)
 	}
 	old, err := s.decode(k, key, e.rev, e.value, e.rev)

@@ -84,6 +84,51 @@ func updateCases() []storeCase {
 			p.ResourceVersion = "1"
 			RequireReason(t, h.S.Update(h.Ctx, p, store.UpdateOptions{}), resource.ReasonNotFound)
 		}},
+		{name: "row18 an update based on an object moved away (MovedTo) is 409 naming the new place", run: func(t *testing.T, h *Harness) {
+			v := Instance("p-a", "v")
+			v.Finalizers = []string{"example.com/f"}
+			h.MustCreate(v)
+			stale := v.DeepCopyObject().(*resource.VirtualClusterInstance)
+			stale.Spec.Description = "edited"
+			require.NoError(t, h.S.Txn(h.Ctx, store.TxnOptions{}, func(tx *store.Tx) error {
+				if _, err := tx.Delete(Instance("p-a", "v"), store.DeleteOptions{SkipFinalizers: true,
+					MovedTo: &store.Location{Namespace: "p-b", Name: "v"}}); err != nil {
+					return err
+				}
+				return tx.Create(Instance("p-b", "v"), store.CreateOptions{})
+			}))
+			assert.False(t, h.Exists(Instance("", ""), "p-a", "v"), "moved without running finalizers")
+			err := h.S.Update(h.Ctx, stale, store.UpdateOptions{})
+			RequireReason(t, err, resource.ReasonConflict)
+			assert.Contains(t, err.Error(), `moved to "v" in namespace "p-b"`)
+			noUID := stale.DeepCopyObject().(*resource.VirtualClusterInstance)
+			noUID.UID = ""
+			RequireReason(t, h.S.UpdateStatus(h.Ctx, noUID, store.UpdateOptions{}), resource.ReasonConflict)
+
+			// A later object at the same key, deleted the ordinary way: updates based
+			// on it are 404 again.
+			again := Instance("p-a", "v")
+			h.MustCreate(again)
+			_, err = h.S.Delete(h.Ctx, Instance("p-a", "v"), store.DeleteOptions{})
+			require.NoError(t, err)
+			RequireReason(t, h.S.Update(h.Ctx, again, store.UpdateOptions{}), resource.ReasonNotFound)
+			again.UID = ""
+			RequireReason(t, h.S.Update(h.Ctx, again, store.UpdateOptions{}), resource.ReasonNotFound)
+			var list resource.VirtualClusterInstanceList
+			require.NoError(t, h.S.List(h.Ctx, &list, store.ListOptions{}))
+			require.Len(t, list.Items, 1, "the move record is no object")
+			assert.Equal(t, "p-b", list.Items[0].Namespace)
+		}},
+		{name: "row18 MovedTo is refused without SkipFinalizers, or to the same place", run: func(t *testing.T, h *Harness) {
+			h.MustCreate(Instance("p-a", "v"))
+			_, err := h.S.Delete(h.Ctx, Instance("p-a", "v"), store.DeleteOptions{MovedTo: &store.Location{Namespace: "p-b", Name: "v"}})
+			RequireReason(t, err, resource.ReasonBadRequest)
+			_, err = h.S.Delete(h.Ctx, Instance("p-a", "v"), store.DeleteOptions{SkipFinalizers: true, MovedTo: &store.Location{Namespace: "p-a", Name: "v"}})
+			RequireReason(t, err, resource.ReasonBadRequest)
+			_, err = h.S.Delete(h.Ctx, Instance("p-a", "v"), store.DeleteOptions{SkipFinalizers: true, MovedTo: &store.Location{Namespace: "p-b", Name: "Not_A_Name"}})
+			require.Error(t, err)
+			assert.True(t, h.Exists(Instance("", ""), "p-a", "v"), "nothing changed")
+		}},
 		{name: "row20 a client generation is ignored on update", run: func(t *testing.T, h *Harness) {
 			p := Project("a")
 			h.MustCreate(p)
