@@ -2,14 +2,16 @@
 // server built from the library's packages, which a stock kubectl and client-go's
 // dynamic client talk to.
 //
-//	go run ./examples/server
+//	cd examples/server && go run .
 //
 // starts it on https://127.0.0.1:8080/kubernetes/management with an in-memory store and
 // a self-signed certificate, prints an admin access key and writes a kubeconfig, so that
 //
 //	kubectl --kubeconfig ./management.kubeconfig get projects
 //
-// works at once. Run it with -h for the flags; the README shows a session.
+// works at once. Run it with -h for the flags; the README shows a session. The server is
+// a nested module (github.com/management-service/mgmt/examples/server), so that the
+// library's module needs nothing only the server uses.
 package main
 
 import (

@@ -3,10 +3,11 @@ module github.com/management-service/mgmt/examples/server/clientgotest
 go 1.24.0
 
 require (
-	github.com/management-service/mgmt v0.0.0
 	k8s.io/apimachinery v0.32.4
 	k8s.io/client-go v0.32.4
 )
+
+require github.com/management-service/mgmt v0.0.0 // indirect
 
 require (
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
@@ -37,6 +38,7 @@ require (
 	github.com/json-iterator/go v1.1.12 // indirect
 	github.com/klauspost/compress v1.18.0 // indirect
 	github.com/mailru/easyjson v0.7.7 // indirect
+	github.com/management-service/mgmt/examples/server v0.0.0
 	github.com/modern-go/concurrent v0.0.0-20180306012644-bacd9c7ef1dd // indirect
 	github.com/modern-go/reflect2 v1.0.2 // indirect
 	github.com/munnerz/goautoneg v0.0.0-20191010083416-a7dc8b61c822 // indirect
@@ -67,3 +69,5 @@ require (
 )
 
 replace github.com/management-service/mgmt => ../../..
+
+replace github.com/management-service/mgmt/examples/server => ..
