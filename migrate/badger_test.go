@@ -5,6 +5,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/management-service/mgmt/migrate/migratetest"
 	"github.com/management-service/mgmt/store/backend"
 	"github.com/management-service/mgmt/store/badger"
 )
@@ -19,4 +20,14 @@ func badgerBackend(t *testing.T) backend.Backend {
 }
 
 // TestMigrate_Badger runs the migrate suite on the durable backend.
-func TestMigrate_Badger(t *testing.T) { runSuite(t, storeOver(badgerBackend)) }
+func TestMigrate_Badger(t *testing.T) { runSuite(t, badgerBackend) }
+
+// TestKill9Migration is REL-CRASH-KILL9-MIGRATION on badger: a child process (this
+// test, run again by migratetest.RunKill9) migrates in a loop in a directory and is
+// killed with SIGKILL, round after round. CI runs it with -run 'TestKill9Migration';
+// MGMT_MIGRATE_CRASH_ROUNDS (or MGMT_CRASH_ROUNDS) sets the number of rounds.
+func TestKill9Migration(t *testing.T) {
+	migratetest.RunKill9(t, migratetest.Kill9Config{
+		OpenChild: func(dir string) (backend.Backend, error) { return badger.Open(dir, badger.Options{}) },
+	})
+}

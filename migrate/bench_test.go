@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/management-service/mgmt/migrate"
+	"github.com/management-service/mgmt/migrate/migratetest"
 	"github.com/management-service/mgmt/resource"
 	"github.com/management-service/mgmt/store/storetest"
 )
@@ -19,8 +20,8 @@ func BenchmarkMigrate(b *testing.B) {
 func BenchmarkMigrateDryRun(b *testing.B) { benchMigrate(b, true) }
 
 func benchMigrate(b *testing.B, dry bool) {
-	e := seedEnv(b, storetest.NewFixture(b, nil).Store)
-	reqs := [2]*resource.ProjectMigrateVirtualClusterInstance{request("", "p-a", "dev"), request("", "p-b", "dev")}
+	e := migratetest.NewEnv(b, storetest.NewFixture(b, nil).Store)
+	reqs := [2]*resource.ProjectMigrateVirtualClusterInstance{migratetest.Request("", "p-a", "dev"), migratetest.Request("", "p-b", "dev")}
 	targets := [2]string{"b", "a"}
 	for _, r := range reqs {
 		r.GenerateName = "bench-"
@@ -33,7 +34,7 @@ func benchMigrate(b *testing.B, dry bool) {
 		if dry {
 			k = 0
 		}
-		if _, err := e.svc.Migrate(ctx, targets[k], reqs[k], admin(), migrate.RequestOptions{DryRun: dry}); err != nil {
+		if _, err := e.Service.Migrate(ctx, targets[k], reqs[k], migratetest.Admin(), migrate.RequestOptions{DryRun: dry}); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/management-service/mgmt/migrate"
+	"github.com/management-service/mgmt/migrate/migratetest"
 	"github.com/management-service/mgmt/policy"
 	"github.com/management-service/mgmt/resource"
 	"github.com/management-service/mgmt/store"
@@ -25,7 +26,7 @@ func checkCases() []suiteCase {
 // checkCase is one refused request: what to set up, the request, and the answer.
 type checkCase struct {
 	name   string
-	setup  func(e *env)
+	setup  func(e *migratetest.Env)
 	target string                                                // default "b"
 	req    func() *resource.ProjectMigrateVirtualClusterInstance // default: "mv", p-a/dev
 	caller func() migrate.Caller                                 // default: admin
@@ -36,29 +37,29 @@ type checkCase struct {
 
 func withReq(f func(r *resource.ProjectMigrateVirtualClusterInstance)) func() *resource.ProjectMigrateVirtualClusterInstance {
 	return func() *resource.ProjectMigrateVirtualClusterInstance {
-		r := request("mv", "p-a", "dev")
+		r := migratetest.Request("mv", "p-a", "dev")
 		f(r)
 		return r
 	}
 }
 
 // terminate starts the deletion of p-a/dev (its finalizer keeps it).
-func terminate(e *env) {
-	_, err := e.S.Delete(e.ctx, &resource.VirtualClusterInstance{ObjectMeta: resource.ObjectMeta{Namespace: "p-a", Name: "dev"}}, store.DeleteOptions{})
-	require.NoError(e.t, err)
-	require.True(e.t, e.get("p-a", "dev").IsTerminating())
+func terminate(e *migratetest.Env) {
+	_, err := e.Store.Delete(e.Ctx, &resource.VirtualClusterInstance{ObjectMeta: resource.ObjectMeta{Namespace: "p-a", Name: "dev"}}, store.DeleteOptions{})
+	require.NoError(e.T, err)
+	require.True(e.T, e.Get("p-a", "dev").IsTerminating())
 }
 
-func setCluster(cluster string) func(e *env) {
-	return func(e *env) {
-		inst := e.get("p-a", "dev")
+func setCluster(cluster string) func(e *migratetest.Env) {
+	return func(e *migratetest.Env) {
+		inst := e.Get("p-a", "dev")
 		inst.Spec.ClusterRef.Cluster = cluster
-		require.NoError(e.t, e.S.Update(e.ctx, inst, store.UpdateOptions{}))
+		require.NoError(e.T, e.Store.Update(e.Ctx, inst, store.UpdateOptions{}))
 	}
 }
 
 func checkTable() []checkCase {
-	noRights := func() migrate.Caller { return caller(projectsScope("elsewhere")) }
+	noRights := func() migrate.Caller { return migratetest.ScopedCaller(projectsScope("elsewhere")) }
 	return []checkCase{
 		// 1. The body: 422 with field paths.
 		{name: "422 kind is not ProjectMigrateVirtualClusterInstance", reason: resource.ReasonInvalid, field: "kind",
@@ -70,7 +71,7 @@ func checkTable() []checkCase {
 		{name: "422 source namespace missing", reason: resource.ReasonInvalid, field: "sourceVirtualClusterInstance.namespace",
 			req: withReq(func(r *resource.ProjectMigrateVirtualClusterInstance) { r.SourceVirtualClusterInstance.Namespace = "" })},
 		{name: "422 both source fields missing", reason: resource.ReasonInvalid, field: "sourceVirtualClusterInstance.namespace",
-			req: func() *resource.ProjectMigrateVirtualClusterInstance { return request("mv", "", "") }},
+			req: func() *resource.ProjectMigrateVirtualClusterInstance { return migratetest.Request("mv", "", "") }},
 		{name: "422 source name malformed", reason: resource.ReasonInvalid, field: "sourceVirtualClusterInstance.name",
 			req: withReq(func(r *resource.ProjectMigrateVirtualClusterInstance) { r.SourceVirtualClusterInstance.Name = "Dev_1" })},
 		{name: "422 source namespace malformed", reason: resource.ReasonInvalid, field: "sourceVirtualClusterInstance.namespace",
@@ -91,14 +92,18 @@ func checkTable() []checkCase {
 		{name: "404 target project does not exist", target: "nope", reason: resource.ReasonNotFound, msg: `projects.management.service "nope" not found`},
 		{name: "404 target project name cannot exist", target: "Not_A_Project", reason: resource.ReasonNotFound},
 		{name: "404 target before 404 source", target: "nope", reason: resource.ReasonNotFound, msg: "projects",
-			req: func() *resource.ProjectMigrateVirtualClusterInstance { return request("mv", "p-a", "ghost") }},
+			req: func() *resource.ProjectMigrateVirtualClusterInstance {
+				return migratetest.Request("mv", "p-a", "ghost")
+			}},
 
 		// 3. The source instance.
 		{name: "404 source instance does not exist", reason: resource.ReasonNotFound,
 			msg: `virtualclusterinstances.management.service "ghost" not found in namespace "p-a"`,
-			req: func() *resource.ProjectMigrateVirtualClusterInstance { return request("mv", "p-a", "ghost") }},
+			req: func() *resource.ProjectMigrateVirtualClusterInstance {
+				return migratetest.Request("mv", "p-a", "ghost")
+			}},
 		{name: "404 source instance in another namespace", reason: resource.ReasonNotFound,
-			req: func() *resource.ProjectMigrateVirtualClusterInstance { return request("mv", "p-c", "dev") }},
+			req: func() *resource.ProjectMigrateVirtualClusterInstance { return migratetest.Request("mv", "p-c", "dev") }},
 		{name: "404 before 409: missing target, source being deleted", target: "nope", setup: terminate,
 			reason: resource.ReasonNotFound},
 
@@ -109,20 +114,20 @@ func checkTable() []checkCase {
 			msg: "being deleted"},
 		{name: "409 AlreadyExists: the name is taken in the target namespace", reason: resource.ReasonAlreadyExists,
 			msg:   `"dev" already exists in namespace "p-b"`,
-			setup: func(e *env) { e.create(instance("p-b", "dev")) }},
+			setup: func(e *migratetest.Env) { e.Create(migratetest.Instance("p-b", "dev")) }},
 		{name: "409 AlreadyExists before 403", reason: resource.ReasonAlreadyExists, caller: noRights,
-			setup: func(e *env) { e.create(instance("p-b", "dev")) }},
+			setup: func(e *migratetest.Env) { e.Create(migratetest.Instance("p-b", "dev")) }},
 		{name: "409 AlreadyExists: the request's name records another move", reason: resource.ReasonAlreadyExists,
 			msg: "recorded the move of p-a/other",
-			setup: func(e *env) {
-				e.seedInstance("p-a", "other")
-				e.migrate("b", request("mv", "p-a", "other"))
+			setup: func(e *migratetest.Env) {
+				e.SeedInstance("p-a", "other")
+				e.Migrate("b", migratetest.Request("mv", "p-a", "other"))
 			}},
 		{name: "409 AlreadyExists: the request's name records a move into another project", reason: resource.ReasonAlreadyExists,
-			setup: func(e *env) {
-				e.create(project("c"))
-				e.migrate("c", request("mv", "p-a", "dev"))
-				e.migrate("a", request("back", "p-c", "dev"))
+			setup: func(e *migratetest.Env) {
+				e.Create(migratetest.Project("c"))
+				e.Migrate("c", migratetest.Request("mv", "p-a", "dev"))
+				e.Migrate("a", migratetest.Request("back", "p-c", "dev"))
 			}},
 
 		// 7. Rights.
@@ -130,24 +135,24 @@ func checkTable() []checkCase {
 			caller: func() migrate.Caller { return migrate.Caller{} }},
 		{name: "403 SEC-MIG-AUTHZ rights in the source project only", reason: resource.ReasonForbidden,
 			msg:    `cannot create virtualclusterinstances in namespace "p-b"`,
-			caller: func() migrate.Caller { return caller(projectsScope("a")) }},
+			caller: func() migrate.Caller { return migratetest.ScopedCaller(projectsScope("a")) }},
 		{name: "403 SEC-MIG-AUTHZ rights in the target project only", reason: resource.ReasonForbidden,
 			msg:    `cannot delete virtualclusterinstances "dev" in namespace "p-a"`,
-			caller: func() migrate.Caller { return caller(projectsScope("b")) }},
+			caller: func() migrate.Caller { return migratetest.ScopedCaller(projectsScope("b")) }},
 		{name: "403 rights in neither project", reason: resource.ReasonForbidden, caller: noRights},
 		{name: "403 a virtualClusters entry for another instance of the source", reason: resource.ReasonForbidden,
 			caller: func() migrate.Caller {
-				return caller(&resource.AccessKeyScope{VirtualClusters: []resource.AccessKeyScopeVirtualCluster{
+				return migratetest.ScopedCaller(&resource.AccessKeyScope{VirtualClusters: []resource.AccessKeyScopeVirtualCluster{
 					{Project: "a", VirtualCluster: "other"}, {Project: "b", VirtualCluster: "*"}}})
 			}},
 		{name: "403 a named virtualClusters entry in the target does not allow a create", reason: resource.ReasonForbidden,
 			caller: func() migrate.Caller {
-				return caller(&resource.AccessKeyScope{VirtualClusters: []resource.AccessKeyScopeVirtualCluster{
+				return migratetest.ScopedCaller(&resource.AccessKeyScope{VirtualClusters: []resource.AccessKeyScopeVirtualCluster{
 					{Project: "a", VirtualCluster: "dev"}, {Project: "b", VirtualCluster: "dev"}}})
 			}},
 		{name: "403 read-only rights", reason: resource.ReasonForbidden,
 			caller: func() migrate.Caller {
-				return caller(&resource.AccessKeyScope{Rules: []resource.AccessKeyScopeRule{{Verbs: []string{"get", "list", "watch"}}}})
+				return migratetest.ScopedCaller(&resource.AccessKeyScope{Rules: []resource.AccessKeyScopeRule{{Verbs: []string{"get", "list", "watch"}}}})
 			}},
 		{name: "403 an Authorizer of the host that denies", reason: resource.ReasonForbidden, msg: "no deletes on fridays",
 			caller: func() migrate.Caller {
@@ -157,8 +162,8 @@ func checkTable() []checkCase {
 			}},
 		{name: "403 before 422 cluster", reason: resource.ReasonForbidden, caller: noRights, setup: setCluster("c9")},
 		{name: "403 on a replay by a caller without the rights", reason: resource.ReasonForbidden,
-			caller: func() migrate.Caller { return caller(projectsScope("b")) },
-			setup:  func(e *env) { e.migrate("b", request("mv", "p-a", "dev")) }},
+			caller: func() migrate.Caller { return migratetest.ScopedCaller(projectsScope("b")) },
+			setup:  func(e *migratetest.Env) { e.Migrate("b", migratetest.Request("mv", "p-a", "dev")) }},
 
 		// 8. The target project's clusters.
 		{name: "422 the target project does not allow the instance's cluster", reason: resource.ReasonInvalid,
@@ -178,7 +183,7 @@ func testChecks(t *testing.T, newStore newStoreFunc) {
 				if c.setup != nil {
 					c.setup(e)
 				}
-				target, req, who := "b", request("mv", "p-a", "dev"), admin()
+				target, req, who := "b", migratetest.Request("mv", "p-a", "dev"), migratetest.Admin()
 				if c.target != "" {
 					target = c.target
 				}
@@ -188,15 +193,15 @@ func testChecks(t *testing.T, newStore newStoreFunc) {
 				if c.caller != nil {
 					who = c.caller()
 				}
-				before, rev := e.state(), e.revision()
-				res, err := e.svc.Migrate(e.ctx, target, req, who, migrate.RequestOptions{DryRun: dry})
+				before, rev := e.State(), e.Revision()
+				res, err := e.Service.Migrate(e.Ctx, target, req, who, migrate.RequestOptions{DryRun: dry})
 				assert.Nil(t, res)
 				requireReason(t, err, c.reason, c.field)
 				if c.msg != "" {
 					assert.Contains(t, err.Error(), c.msg)
 				}
-				assert.Equal(t, rev, e.revision(), "the revision moved: something was written")
-				assert.Equal(t, before, e.state(), "the state changed")
+				assert.Equal(t, rev, e.Revision(), "the revision moved: something was written")
+				assert.Equal(t, before, e.State(), "the state changed")
 			})
 		}
 	}
@@ -220,10 +225,10 @@ func testAllowedCallers(t *testing.T, newStore newStoreFunc) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			e := newEnv(t, newStore)
-			res, err := e.svc.Migrate(e.ctx, "b", request("mv", "p-a", "dev"), caller(c.scope), migrate.RequestOptions{})
+			res, err := e.Service.Migrate(e.Ctx, "b", migratetest.Request("mv", "p-a", "dev"), migratetest.ScopedCaller(c.scope), migrate.RequestOptions{})
 			require.NoError(t, err)
 			assert.Equal(t, "p-b", res.Status.Namespace)
-			assert.NotNil(t, e.get("p-b", "dev"))
+			assert.NotNil(t, e.Get("p-b", "dev"))
 		})
 	}
 }
@@ -241,11 +246,11 @@ func testAllowedClusters(t *testing.T, newStore newStoreFunc) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			e := newEnv(t, newStore)
-			p := project(fmt.Sprintf("t%d", i))
+			p := migratetest.Project(fmt.Sprintf("t%d", i))
 			p.Spec.AllowedClusters = c.allowed
-			e.create(p)
+			e.Create(p)
 			setCluster(c.cluster)(e)
-			res, err := e.svc.Migrate(e.ctx, p.Name, request("mv", "p-a", "dev"), admin(), migrate.RequestOptions{})
+			res, err := e.Service.Migrate(e.Ctx, p.Name, migratetest.Request("mv", "p-a", "dev"), migratetest.Admin(), migrate.RequestOptions{})
 			require.NoError(t, err)
 			assert.Equal(t, "p-"+p.Name, res.Status.Namespace)
 		})

@@ -23,7 +23,8 @@
 // One store transaction ([store.Store.Txn]) does all of it, at one revision:
 //
 //   - the source instance is removed without running its finalizers
-//     (store.DeleteOptions.SkipFinalizers);
+//     (store.DeleteOptions.SkipFinalizers), and the store records where it went
+//     (store.DeleteOptions.MovedTo);
 //   - an instance of the same name appears in the target project's namespace, with
 //     the same spec, labels, annotations and finalizers, the label
 //     management.service/project rewritten to the target project, a new uid (the
@@ -42,9 +43,12 @@
 // resourceVersion, in that order. When a concurrent write touches what the move read
 // (the instance, the projects, the target name, the record), the store runs the
 // transaction again on fresh data: the move then carries that write along, or its
-// checks refuse it. A concurrent update of the source that lands after the move
-// finds no object (404 NotFound from the store); one that lands before is moved with
-// the instance. Either way nothing is lost and no half move is ever visible.
+// checks refuse it. A concurrent update of the source that lands after the move is
+// refused with 409 Conflict naming the instance's new namespace (the store's answer
+// to an update based on an object that moved away): the writer's copy is stale, as
+// after any concurrent write, and it reads the instance again at its new place. One
+// that lands before is moved with the instance. Either way nothing is lost and no
+// half move is ever visible.
 //
 // What follows from the new uid, and how metadata is carried:
 //
@@ -100,4 +104,15 @@
 //     host-side object labelled with the old project, are not touched.
 //   - A 404 for the source instance comes before the 403, as the design notes order
 //     the checks, so a caller without rights learns whether an instance exists.
+//   - A move larger than the backend commits in one transaction (badger: a share of
+//     its memtable, some 3 MiB of objects by default) fails as a whole with a Status
+//     error and changes nothing; what makes a move large is the instance and the
+//     request, never the instance's children, which are not part of it. A dry run
+//     does not reach the backend, so it does not find that out.
+//
+// # Testing
+//
+// Package migrate/migratetest holds the reliability suite of the move (REL-MIG-* and
+// the crash test REL-CRASH-KILL9-MIGRATION), for every store backend, and the
+// helpers this package's tests share.
 package migrate

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/management-service/mgmt/migrate"
+	"github.com/management-service/mgmt/migrate/migratetest"
 	"github.com/management-service/mgmt/resource"
 	"github.com/management-service/mgmt/schema"
 	"github.com/management-service/mgmt/store"
@@ -48,11 +49,11 @@ func (l *admissionLog) Validate(_ context.Context, req *store.AdmissionRequest) 
 func TestMigrate_AdmissionSeesTheCallerAndSchemasHold(t *testing.T) {
 	log := &admissionLog{}
 	s := storetest.NewFixture(t, &store.Options{Validating: []store.ValidatingAdmitter{schema.NewAdmitter(nil), log}}).Store
-	e := seedEnv(t, s)
+	e := migratetest.NewEnv(t, s)
 	log.ops = nil
-	who := caller(nil)
+	who := migratetest.ScopedCaller(nil)
 	who.User = &store.UserInfo{Name: "alice"}
-	_, err := e.svc.Migrate(e.ctx, "b", request("mv", "p-a", "dev"), who, migrate.RequestOptions{})
+	_, err := e.Service.Migrate(e.Ctx, "b", migratetest.Request("mv", "p-a", "dev"), who, migrate.RequestOptions{})
 	require.NoError(t, err)
 	assert.Equal(t, []string{
 		"DELETE VirtualClusterInstance p-a/dev by alice",
@@ -71,27 +72,27 @@ func TestMigrate_AdmissionRefusalChangesNothing(t *testing.T) {
 		return nil
 	})
 	s := storetest.NewFixture(t, &store.Options{Validating: []store.ValidatingAdmitter{refuse}}).Store
-	e := seedEnv(t, s)
-	before, rev := e.state(), e.revision()
-	_, err := e.svc.Migrate(e.ctx, "b", request("mv", "p-a", "dev"), admin(), migrate.RequestOptions{})
-	requireReason(t, err, resource.ReasonForbidden, "")
-	assert.Equal(t, rev, e.revision())
-	assert.Equal(t, before, e.state())
+	e := migratetest.NewEnv(t, s)
+	before, rev := e.State(), e.Revision()
+	_, err := e.Service.Migrate(e.Ctx, "b", migratetest.Request("mv", "p-a", "dev"), migratetest.Admin(), migrate.RequestOptions{})
+	storetest.RequireReason(t, err, resource.ReasonForbidden)
+	assert.Equal(t, rev, e.Revision())
+	assert.Equal(t, before, e.State())
 }
 
 // The service logs one line per move, none per refusal or dry run.
 func TestMigrate_Logger(t *testing.T) {
 	var buf bytes.Buffer
 	s := storetest.NewFixture(t, nil).Store
-	e := seedEnv(t, s)
+	e := migratetest.NewEnv(t, s)
 	svc, err := migrate.New(s, migrate.Options{Logger: slog.New(slog.NewTextHandler(&buf, nil))})
 	require.NoError(t, err)
-	_, err = svc.Migrate(e.ctx, "b", request("dry", "p-a", "dev"), admin(), migrate.RequestOptions{DryRun: true})
+	_, err = svc.Migrate(e.Ctx, "b", migratetest.Request("dry", "p-a", "dev"), migratetest.Admin(), migrate.RequestOptions{DryRun: true})
 	require.NoError(t, err)
-	_, err = svc.Migrate(e.ctx, "nope", request("x", "p-a", "dev"), admin(), migrate.RequestOptions{})
+	_, err = svc.Migrate(e.Ctx, "nope", migratetest.Request("x", "p-a", "dev"), migratetest.Admin(), migrate.RequestOptions{})
 	require.Error(t, err)
 	assert.Empty(t, buf.String())
-	_, err = svc.Migrate(e.ctx, "b", request("mv", "p-a", "dev"), admin(), migrate.RequestOptions{})
+	_, err = svc.Migrate(e.Ctx, "b", migratetest.Request("mv", "p-a", "dev"), migratetest.Admin(), migrate.RequestOptions{})
 	require.NoError(t, err)
 	assert.Contains(t, buf.String(), `msg="migrated virtual cluster instance" migration=mv from=p-a/dev to=p-b/dev`)
 	assert.Equal(t, 1, bytes.Count(buf.Bytes(), []byte("\n")))
@@ -99,9 +100,9 @@ func TestMigrate_Logger(t *testing.T) {
 
 // A nil request and an invalid scope are refused.
 func TestMigrate_BadArguments(t *testing.T) {
-	e := seedEnv(t, storetest.NewFixture(t, nil).Store)
-	_, err := e.svc.Migrate(e.ctx, "b", nil, admin(), migrate.RequestOptions{})
-	requireReason(t, err, resource.ReasonBadRequest, "")
+	e := migratetest.NewEnv(t, storetest.NewFixture(t, nil).Store)
+	_, err := e.Service.Migrate(e.Ctx, "b", nil, migratetest.Admin(), migrate.RequestOptions{})
+	storetest.RequireReason(t, err, resource.ReasonBadRequest)
 	_, err = migrate.ScopeAuthorizer(&resource.AccessKeyScope{Rules: []resource.AccessKeyScopeRule{{ResourceNames: []string{"x"}}}})
 	assert.Error(t, err)
 }

@@ -213,33 +213,24 @@ func (svc *Service) Migrate(ctx context.Context, targetProject string, req *reso
 	}
 	wopts := store.WriteOptions{DryRun: opts.DryRun, FieldManager: manager, User: caller.User}
 
+	// One transaction decides and, for a move, writes. A refusal (the function's
+	// error) aborts it, and a replay or a dry run commits no write; in each case the
+	// store checks that everything the function read was still current, and runs it
+	// again otherwise (store.Txn). So every answer stands on one consistent state of
+	// the store, never on reads from before and after a concurrent move (say, no
+	// record yet and the source already gone).
 	var oc outcome
-	if !opts.DryRun {
-		if oc, err = svc.attempt(ctx, false, true, targetProject, in, caller, wopts); err != nil {
-			return nil, err
-		}
-	} else {
-		// A dry-run transaction stores nothing, so the store does not check that its
-		// reads agree: the checks first run in a read-only transaction that it does
-		// check (and that writes nothing either), then the dry run of the writes. A
-		// refusal of the dry run means the state changed in between: start again.
-		for try := 0; ; try++ {
-			if oc, err = svc.attempt(ctx, false, false, targetProject, in, caller, wopts); err != nil {
-				return nil, err
-			}
-			if oc.refused != nil || oc.replay != nil {
-				return oc.result()
-			}
-			if oc, err = svc.attempt(ctx, true, true, targetProject, in, caller, wopts); err != nil {
-				return nil, err
-			}
-			if oc.refused == nil || try == 3 {
-				break
-			}
-		}
+	err = svc.s.Txn(ctx, store.TxnOptions{DryRun: opts.DryRun}, func(tx *store.Tx) error {
+		oc = outcome{}
+		return svc.decide(ctx, tx, targetProject, in, caller, wopts, &oc)
+	})
+	if err != nil {
+		return nil, err
 	}
-	if oc.refused != nil || oc.replay != nil {
-		return oc.result()
+	if oc.replay != nil {
+		out := oc.replay
+		out.Kind, out.APIVersion = resource.KindProjectMigrateVirtualClusterInstance, resource.GroupVersion
+		return out, nil
 	}
 	// The record is filled with the committed result; a copy through JSON makes it
 	// exactly what a later read of the record (a replay) returns.
@@ -258,57 +249,16 @@ func (svc *Service) Migrate(ctx context.Context, targetProject string, req *reso
 	return out, nil
 }
 
-// outcome is what one transaction of [Service.Migrate] decided: a refusal, a replay
-// of a recorded request, or a move (the record, filled in when it commits).
+// outcome is what the transaction of [Service.Migrate] decided: a replay of a
+// recorded request, or a move (the record, filled in when it commits).
 type outcome struct {
-	refused error
-	replay  *resource.ProjectMigrateVirtualClusterInstance
-	record  *resource.ProjectMigrateVirtualClusterInstance
+	replay *resource.ProjectMigrateVirtualClusterInstance
+	record *resource.ProjectMigrateVirtualClusterInstance
 }
 
-func (oc outcome) result() (*resource.ProjectMigrateVirtualClusterInstance, error) {
-	if oc.refused != nil {
-		return nil, oc.refused
-	}
-	out := oc.replay
-	out.Kind, out.APIVersion = resource.KindProjectMigrateVirtualClusterInstance, resource.GroupVersion
-	return out, nil
-}
-
-// refusal marks an error of a check: the request is refused on the state the
-// transaction read.
-type refusal struct{ err error }
-
-func (r *refusal) Error() string { return r.err.Error() }
-
-func refuse(err error) error { return &refusal{err: err} }
-
-// attempt runs one store transaction of a request: the record lookup, the checks
-// and, when write is set, the writes of the move. A refusal or a replay is not an
-// error of the transaction: the transaction then commits with no writes, and the
-// store checks that everything it read was still current at that moment (running
-// it again otherwise). So a refusal or a replay stands on one consistent state,
-// never on reads from before and after a concurrent move (say, no record yet and
-// the source already gone).
-func (svc *Service) attempt(ctx context.Context, dry, write bool, targetProject string,
-	in *resource.ProjectMigrateVirtualClusterInstance, caller Caller, wopts store.WriteOptions) (outcome, error) {
-	var oc outcome
-	err := svc.s.Txn(ctx, store.TxnOptions{DryRun: dry}, func(tx *store.Tx) error {
-		oc = outcome{}
-		err := svc.decide(ctx, tx, write, targetProject, in, caller, wopts, &oc)
-		var r *refusal
-		if errors.As(err, &r) {
-			oc.refused = r.err
-			return nil
-		}
-		return err
-	})
-	return oc, err
-}
-
-// decide runs the record lookup, the checks and (with write) the writes in tx; a
-// refusal comes back as a *refusal.
-func (svc *Service) decide(ctx context.Context, tx *store.Tx, write bool, targetProject string,
+// decide runs the record lookup, the checks and the writes in tx. A refusal is its
+// Status error.
+func (svc *Service) decide(ctx context.Context, tx *store.Tx, targetProject string,
 	in *resource.ProjectMigrateVirtualClusterInstance, caller Caller, wopts store.WriteOptions, oc *outcome) error {
 	if in.Name != "" {
 		prev := &resource.ProjectMigrateVirtualClusterInstance{}
@@ -316,7 +266,7 @@ func (svc *Service) decide(ctx context.Context, tx *store.Tx, write bool, target
 		switch {
 		case err == nil:
 			if err := svc.checkReplay(ctx, targetProject, in, prev, caller); err != nil {
-				return refuse(err)
+				return err
 			}
 			oc.replay = prev
 			return nil
@@ -325,7 +275,7 @@ func (svc *Service) decide(ctx context.Context, tx *store.Tx, write bool, target
 		}
 	}
 	p, err := svc.check(ctx, tx, targetProject, in, caller)
-	if err != nil || !write {
+	if err != nil {
 		return err
 	}
 	oc.record, err = svc.write(tx, p, in, wopts)
@@ -403,7 +353,7 @@ type plan struct {
 	src      *resource.VirtualClusterInstance
 }
 
-// check runs checks 2 to 8 in tx; a refusal comes back as a *refusal.
+// check runs checks 2 to 8 in tx; a refusal is its Status error.
 func (svc *Service) check(ctx context.Context, tx *store.Tx, targetProject string,
 	in *resource.ProjectMigrateVirtualClusterInstance, caller Caller) (*plan, error) {
 	srcRef := in.SourceVirtualClusterInstance
@@ -422,20 +372,20 @@ func (svc *Service) check(ctx context.Context, tx *store.Tx, targetProject strin
 			e := resource.NewNotFound(svc.kindInstance, srcRef.Name)
 			e.ErrStatus.Message = fmt.Sprintf("%s %q not found in namespace %q",
 				svc.kindInstance.GroupResource(), srcRef.Name, srcRef.Namespace)
-			return nil, refuse(e)
+			return nil, e
 		}
 		return nil, err
 	}
 	// 4. It is not being deleted.
 	if src.IsTerminating() {
-		return nil, refuse(resource.NewConflict(svc.kindInstance, src.Name, fmt.Sprintf(
+		return nil, resource.NewConflict(svc.kindInstance, src.Name, fmt.Sprintf(
 			"the virtual cluster instance is being deleted (deletionTimestamp %s) and cannot be moved",
-			src.DeletionTimestamp.Format("2006-01-02T15:04:05Z"))))
+			src.DeletionTimestamp.Format("2006-01-02T15:04:05Z")))
 	}
 	// 5. It is not in the target project already.
 	if src.Namespace == targetNS {
-		return nil, refuse(resource.NewConflict(svc.kindInstance, src.Name, fmt.Sprintf(
-			"the virtual cluster instance is already in project %q (namespace %q)", targetProject, targetNS)))
+		return nil, resource.NewConflict(svc.kindInstance, src.Name, fmt.Sprintf(
+			"the virtual cluster instance is already in project %q (namespace %q)", targetProject, targetNS))
 	}
 	// 6. Its name is free in the target namespace.
 	taken := &resource.VirtualClusterInstance{}
@@ -444,17 +394,17 @@ func (svc *Service) check(ctx context.Context, tx *store.Tx, targetProject strin
 		e := resource.NewAlreadyExists(svc.kindInstance, src.Name)
 		e.ErrStatus.Message = fmt.Sprintf("%s %q already exists in namespace %q of project %q",
 			svc.kindInstance.GroupResource(), src.Name, targetNS, targetProject)
-		return nil, refuse(e)
+		return nil, e
 	case !errors.Is(err, resource.ErrNotFound):
 		return nil, err
 	}
 	// 7. The caller may create in the target and delete the source.
 	if err := svc.authorize(ctx, caller, targetProject, srcRef); err != nil {
-		return nil, refuse(err)
+		return nil, err
 	}
 	// 8. The target project allows the instance's cluster.
 	if err := svc.checkCluster(project, src); err != nil {
-		return nil, refuse(err)
+		return nil, err
 	}
 	return &plan{project: project, targetNS: targetNS, src: src}, nil
 }
@@ -468,7 +418,11 @@ func (svc *Service) write(tx *store.Tx, p *plan, in *resource.ProjectMigrateVirt
 	src := p.src
 	uid, rv := src.UID, src.ResourceVersion
 	gone := &resource.VirtualClusterInstance{ObjectMeta: resource.ObjectMeta{Namespace: src.Namespace, Name: src.Name}}
+	// MovedTo has the store answer an update based on the source (its uid, or a
+	// resourceVersion not newer than the move) with 409 Conflict naming the new place,
+	// not 404: the writer's copy is stale, the instance is not gone.
 	if _, err := tx.Delete(gone, store.DeleteOptions{WriteOptions: wopts, SkipFinalizers: true,
+		MovedTo:       &store.Location{Namespace: p.targetNS, Name: src.Name},
 		Preconditions: store.Preconditions{UID: &uid, ResourceVersion: &rv}}); err != nil {
 		return nil, err
 	}
@@ -503,7 +457,7 @@ func (svc *Service) write(tx *store.Tx, p *plan, in *resource.ProjectMigrateVirt
 
 // targetProject reads the target project (check 2).
 func (svc *Service) targetProject(tx *store.Tx, name, reqName string) (*resource.Project, error) {
-	notFound := func() error { return refuse(resource.NewNotFound(svc.kindProject, name)) }
+	notFound := func() error { return resource.NewNotFound(svc.kindProject, name) }
 	if name == "" || len(resource.ValidateName(name, resource.NewPath("name"))) > 0 {
 		return nil, notFound() // no project can have that name
 	}
@@ -516,8 +470,8 @@ func (svc *Service) targetProject(tx *store.Tx, name, reqName string) (*resource
 	}
 	ns := svc.ProjectNamespace(name)
 	if errs := resource.ValidateNamespaceName(ns, resource.NewPath("metadata", "namespace")); len(errs) > 0 {
-		return nil, refuse(resource.NewInvalid(svc.kindMigrate, reqName, resource.ErrorList{resource.Invalid(
-			resource.NewPath("project"), name, fmt.Sprintf("the project's namespace %q is not a valid namespace name", ns))}))
+		return nil, resource.NewInvalid(svc.kindMigrate, reqName, resource.ErrorList{resource.Invalid(
+			resource.NewPath("project"), name, fmt.Sprintf("the project's namespace %q is not a valid namespace name", ns))})
 	}
 	return p, nil
 }

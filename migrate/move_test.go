@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/management-service/mgmt/migrate"
+	"github.com/management-service/mgmt/migrate/migratetest"
 	"github.com/management-service/mgmt/resource"
 	"github.com/management-service/mgmt/store"
 )
@@ -27,16 +28,16 @@ func moveCases() []suiteCase {
 
 func testHappyPath(t *testing.T, newStore newStoreFunc) {
 	e := newEnv(t, newStore)
-	src := e.get("p-a", "dev")
-	rev := e.revision()
+	src := e.Get("p-a", "dev")
+	rev := e.Revision()
 
-	res, err := e.svc.Migrate(e.ctx, "b", request("mv", "p-a", "dev"), admin(), migrate.RequestOptions{})
+	res, err := e.Service.Migrate(e.Ctx, "b", migratetest.Request("mv", "p-a", "dev"), migratetest.Admin(), migrate.RequestOptions{})
 	require.NoError(t, err)
-	assert.Equal(t, rev+1, e.revision(), "the move is one revision")
+	assert.Equal(t, rev+1, e.Revision(), "the move is one revision")
 
-	moved := e.get("p-b", "dev")
+	moved := e.Get("p-b", "dev")
 	require.NotNil(t, moved)
-	assert.Nil(t, e.get("p-a", "dev"), "the source is gone")
+	assert.Nil(t, e.Get("p-a", "dev"), "the source is gone")
 
 	// The response: the request, the record's metadata and the status.
 	assert.Equal(t, resource.KindProjectMigrateVirtualClusterInstance, res.Kind)
@@ -50,7 +51,7 @@ func testHappyPath(t *testing.T, newStore newStoreFunc) {
 
 	// The record is what the response is.
 	rec := &resource.ProjectMigrateVirtualClusterInstance{}
-	require.NoError(t, e.S.Get(e.ctx, "", "mv", rec, store.GetOptions{}))
+	require.NoError(t, e.Store.Get(e.Ctx, "", "mv", rec, store.GetOptions{}))
 	assert.Equal(t, res, rec)
 
 	// The instance: same name and spec, metadata kept, project rewritten, new uid.
@@ -62,9 +63,9 @@ func testHappyPath(t *testing.T, newStore newStoreFunc) {
 		resource.AnnotationMigratedFrom:   "p-a/dev",
 		migrate.AnnotationMigratedFromUID: src.UID,
 	}, moved.Annotations)
-	assert.Equal(t, []string{finalizer}, moved.Finalizers)
+	assert.Equal(t, []string{migratetest.SeedFinalizer}, moved.Finalizers)
 	assert.False(t, moved.IsTerminating())
-	assert.Equal(t, readyStatus, moved.Status, "status is carried over")
+	assert.Equal(t, migratetest.ReadyStatus, moved.Status, "status is carried over")
 	assert.Equal(t, int64(1), moved.Generation)
 	assert.Equal(t, strconv.FormatInt(rev+1, 10), moved.ResourceVersion)
 	require.NotEmpty(t, moved.ManagedFields)
@@ -72,18 +73,18 @@ func testHappyPath(t *testing.T, newStore newStoreFunc) {
 
 	// Lists see exactly one copy.
 	var l resource.VirtualClusterInstanceList
-	require.NoError(t, e.S.List(e.ctx, &l, store.ListOptions{}))
+	require.NoError(t, e.Store.List(e.Ctx, &l, store.ListOptions{}))
 	require.Len(t, l.Items, 1)
 	assert.Equal(t, "p-b", l.Items[0].Namespace)
 }
 
 func testWatchEvents(t *testing.T, newStore newStoreFunc) {
 	e := newEnv(t, newStore)
-	src := e.get("p-a", "dev")
-	w, err := e.S.Watch(e.ctx, &resource.VirtualClusterInstance{}, store.WatchOptions{ResourceVersion: strconv.FormatInt(e.revision(), 10)})
+	src := e.Get("p-a", "dev")
+	w, err := e.Store.Watch(e.Ctx, &resource.VirtualClusterInstance{}, store.WatchOptions{ResourceVersion: strconv.FormatInt(e.Revision(), 10)})
 	require.NoError(t, err)
 	defer w.Stop()
-	res := e.migrate("b", request("mv", "p-a", "dev"))
+	res := e.Migrate("b", migratetest.Request("mv", "p-a", "dev"))
 
 	var evs []store.Event
 	for len(evs) < 2 {
@@ -101,7 +102,7 @@ func testWatchEvents(t *testing.T, newStore newStoreFunc) {
 	assert.Equal(t, store.Added, evs[1].Type)
 	assert.Equal(t, "p-b", evs[1].Object.GetObjectMeta().Namespace)
 	assert.Equal(t, res.Status.UID, evs[1].Object.GetObjectMeta().UID)
-	assert.Equal(t, readyStatus, evs[1].Object.(*resource.VirtualClusterInstance).Status, "the ADDED carries the status")
+	assert.Equal(t, migratetest.ReadyStatus, evs[1].Object.(*resource.VirtualClusterInstance).Status, "the ADDED carries the status")
 	assert.Equal(t, res.ResourceVersion, evs[0].Object.GetObjectMeta().ResourceVersion)
 	assert.Equal(t, res.ResourceVersion, evs[1].Object.GetObjectMeta().ResourceVersion)
 	select {
@@ -113,11 +114,11 @@ func testWatchEvents(t *testing.T, newStore newStoreFunc) {
 
 func testNoStatus(t *testing.T, newStore newStoreFunc) {
 	e := newEnv(t, newStore)
-	e.create(instance("p-a", "bare"))
-	rev := e.revision()
-	e.migrate("b", request("mv", "p-a", "bare"))
-	assert.Equal(t, rev+1, e.revision())
-	moved := e.get("p-b", "bare")
+	e.Create(migratetest.Instance("p-a", "bare"))
+	rev := e.Revision()
+	e.Migrate("b", migratetest.Request("mv", "p-a", "bare"))
+	assert.Equal(t, rev+1, e.Revision())
+	moved := e.Get("p-b", "bare")
 	require.NotNil(t, moved)
 	assert.Equal(t, resource.VirtualClusterInstanceStatus{}, moved.Status)
 }
@@ -125,15 +126,15 @@ func testNoStatus(t *testing.T, newStore newStoreFunc) {
 func testOwnerReferences(t *testing.T, newStore newStoreFunc) {
 	e := newEnv(t, newStore)
 	a := &resource.Project{}
-	require.NoError(t, e.S.Get(e.ctx, "", "a", a, store.GetOptions{}))
+	require.NoError(t, e.Store.Get(e.Ctx, "", "a", a, store.GetOptions{}))
 	b := &resource.Project{}
-	require.NoError(t, e.S.Get(e.ctx, "", "b", b, store.GetOptions{}))
-	e.create(project("other"))
+	require.NoError(t, e.Store.Get(e.Ctx, "", "b", b, store.GetOptions{}))
+	e.Create(migratetest.Project("other"))
 	other := &resource.Project{}
-	require.NoError(t, e.S.Get(e.ctx, "", "other", other, store.GetOptions{}))
-	parent := e.get("p-a", "dev") // a namespaced owner in the source namespace
+	require.NoError(t, e.Store.Get(e.Ctx, "", "other", other, store.GetOptions{}))
+	parent := e.Get("p-a", "dev") // a namespaced owner in the source namespace
 
-	inst := instance("p-a", "child")
+	inst := migratetest.Instance("p-a", "child")
 	yes := true
 	inst.OwnerReferences = []resource.OwnerReference{
 		{APIVersion: resource.GroupVersion, Kind: resource.KindProject, Name: "a", UID: a.UID, Controller: &yes},
@@ -141,11 +142,11 @@ func testOwnerReferences(t *testing.T, newStore newStoreFunc) {
 		{APIVersion: resource.GroupVersion, Kind: resource.KindVirtualClusterInstance, Name: "dev", UID: parent.UID},
 		{APIVersion: "example.com/v1", Kind: "Unknown", Name: "x", UID: "u-1"},
 	}
-	e.create(inst)
-	e.migrate("b", request("mv", "p-a", "child"))
-	require.NoError(t, e.S.Settle(e.ctx))
+	e.Create(inst)
+	e.Migrate("b", migratetest.Request("mv", "p-a", "child"))
+	require.NoError(t, e.Store.Settle(e.Ctx))
 
-	moved := e.get("p-b", "child")
+	moved := e.Get("p-b", "child")
 	require.NotNil(t, moved, "the garbage collector must not take the moved instance")
 	assert.Equal(t, []resource.OwnerReference{
 		{APIVersion: resource.GroupVersion, Kind: resource.KindProject, Name: "b", UID: b.UID, Controller: &yes},
@@ -156,32 +157,32 @@ func testOwnerReferences(t *testing.T, newStore newStoreFunc) {
 
 func testDryRun(t *testing.T, newStore newStoreFunc) {
 	e := newEnv(t, newStore)
-	before, rev := e.state(), e.revision()
-	res, err := e.svc.Migrate(e.ctx, "b", request("mv", "p-a", "dev"), admin(), migrate.RequestOptions{DryRun: true})
+	before, rev := e.State(), e.Revision()
+	res, err := e.Service.Migrate(e.Ctx, "b", migratetest.Request("mv", "p-a", "dev"), migratetest.Admin(), migrate.RequestOptions{DryRun: true})
 	require.NoError(t, err)
 	assert.Equal(t, "mv", res.Name)
 	assert.Empty(t, res.ResourceVersion, "nothing was stored")
 	assert.Equal(t, "p-b", res.Status.Namespace)
 	assert.Equal(t, "dev", res.Status.Name)
 	assert.NotEmpty(t, res.Status.UID)
-	assert.Equal(t, rev, e.revision())
-	assert.Equal(t, before, e.state())
+	assert.Equal(t, rev, e.Revision())
+	assert.Equal(t, before, e.State())
 
 	// generateName runs in a dry run too.
-	gen := request("", "p-a", "dev")
+	gen := migratetest.Request("", "p-a", "dev")
 	gen.GenerateName = "mv-"
-	res, err = e.svc.Migrate(e.ctx, "b", gen, admin(), migrate.RequestOptions{DryRun: true})
+	res, err = e.Service.Migrate(e.Ctx, "b", gen, migratetest.Admin(), migrate.RequestOptions{DryRun: true})
 	require.NoError(t, err)
 	assert.Regexp(t, `^mv-[a-z0-9]{5}$`, res.Name)
-	assert.Equal(t, rev, e.revision())
+	assert.Equal(t, rev, e.Revision())
 
 	// The dry run recorded nothing: the real request of that name moves.
-	res = e.migrate("b", request("mv", "p-a", "dev"))
-	assert.Equal(t, rev+1, e.revision())
-	assert.Equal(t, e.get("p-b", "dev").UID, res.Status.UID)
+	res = e.Migrate("b", migratetest.Request("mv", "p-a", "dev"))
+	assert.Equal(t, rev+1, e.Revision())
+	assert.Equal(t, e.Get("p-b", "dev").UID, res.Status.UID)
 
 	// A dry run of a recorded name answers the record.
-	again, err := e.svc.Migrate(e.ctx, "b", request("mv", "p-a", "dev"), admin(), migrate.RequestOptions{DryRun: true})
+	again, err := e.Service.Migrate(e.Ctx, "b", migratetest.Request("mv", "p-a", "dev"), migratetest.Admin(), migrate.RequestOptions{DryRun: true})
 	require.NoError(t, err)
 	assert.Equal(t, res, again)
 }
@@ -190,18 +191,18 @@ func testNamespacePrefix(t *testing.T, newStore newStoreFunc) {
 	s := newStore(t)
 	svc, err := migrate.New(s, migrate.Options{NamespacePrefix: "loft-p-", FieldManager: "mover"})
 	require.NoError(t, err)
-	e := &env{t: t, ctx: t.Context(), S: s, svc: svc}
-	e.create(project("x"))
-	e.create(project("y"))
-	inst := instance("p-x", "dev")
+	e := &migratetest.Env{T: t, Ctx: t.Context(), Store: s, Service: svc}
+	e.Create(migratetest.Project("x"))
+	e.Create(migratetest.Project("y"))
+	inst := migratetest.Instance("p-x", "dev")
 	inst.Namespace = "loft-p-x"
-	e.create(inst)
+	e.Create(inst)
 
 	// A key scoped to both projects: the projects are found through the prefix.
-	res, err := svc.Migrate(e.ctx, "y", request("mv", "loft-p-x", "dev"), caller(projectsScope("x", "y")), migrate.RequestOptions{})
+	res, err := svc.Migrate(e.Ctx, "y", migratetest.Request("mv", "loft-p-x", "dev"), migratetest.ScopedCaller(projectsScope("x", "y")), migrate.RequestOptions{})
 	require.NoError(t, err)
 	assert.Equal(t, "loft-p-y", res.Status.Namespace)
-	moved := e.get("loft-p-y", "dev")
+	moved := e.Get("loft-p-y", "dev")
 	require.NotNil(t, moved)
 	assert.Equal(t, "y", moved.Labels[resource.LabelProject])
 	assert.Equal(t, "mover", moved.ManagedFields[0].Manager)
@@ -215,8 +216,8 @@ func testNamespacePrefix(t *testing.T, newStore newStoreFunc) {
 
 func testRequestUntouched(t *testing.T, newStore newStoreFunc) {
 	e := newEnv(t, newStore)
-	req := request("mv", "p-a", "dev")
-	want := request("mv", "p-a", "dev")
-	e.migrate("b", req)
+	req := migratetest.Request("mv", "p-a", "dev")
+	want := migratetest.Request("mv", "p-a", "dev")
+	e.Migrate("b", req)
 	assert.Equal(t, want, req)
 }

@@ -1,6 +1,0 @@
-//go:build !race
-
-package migrate_test
-
-// raceEnabled is true when the race detector is on; see race_on_test.go.
-const raceEnabled = false
