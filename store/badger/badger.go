@@ -14,6 +14,7 @@ import (
 	dgbadger "github.com/dgraph-io/badger/v4"
 
 	"github.com/management-service/mgmt/store/backend"
+	"github.com/management-service/mgmt/store/internal/backendkit"
 )
 
 // Errors of [Open], checked with [errors.Is].
@@ -53,7 +54,6 @@ type Backend struct {
 	compacted int64 // the compaction point: revisions below it are not readable
 	ring      ring  // the events of the latest revisions, for watchers
 	notify    chan struct{}
-	live      int // running watchers, for tests
 
 	// closed is set by Close; ops is held shared by every call that uses db, and
 	// exclusively by Close before it closes db.
@@ -62,8 +62,8 @@ type Backend struct {
 	done   chan struct{} // closed by Close: ends watchers and background loops
 
 	committerDone chan struct{}
-	background    sync.WaitGroup // background loops
-	watchers      sync.WaitGroup
+	background    sync.WaitGroup  // background loops
+	hub           *backendkit.Hub // runs the watchers; Close waits on it
 
 	// failed is the first error of a commit: the state on disk is then unknown, and
 	// every later write fails with it until the backend is reopened.
@@ -148,6 +148,7 @@ func Open(dir string, opts Options) (*Backend, error) {
 		compactKick:   make(chan struct{}, 1),
 		mark:          mark,
 	}
+	b.hub = backendkit.NewHub((*watchSource)(b), b.done, opts.WatchBuffer)
 	if err := b.recoverState(); err != nil {
 		_ = db.Close()
 		return nil, fmt.Errorf("badger: open %s: %w", dir, err)
@@ -244,7 +245,7 @@ func (b *Backend) Close() error {
 	b.wake()
 	<-b.committerDone
 	b.background.Wait()
-	b.watchers.Wait()
+	b.hub.Wait()
 
 	b.ops.Lock() // no read is using db any more
 	defer b.ops.Unlock()

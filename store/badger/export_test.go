@@ -7,11 +7,7 @@ import (
 )
 
 // LiveWatchers returns the number of watcher goroutines still running.
-func LiveWatchers(b *Backend) int {
-	b.mu.RLock()
-	defer b.mu.RUnlock()
-	return b.live
-}
+func LiveWatchers(b *Backend) int { return b.hub.Live() }
 
 // WriteMark records the current revision in the durable-revision file now.
 func WriteMark(b *Backend) error {

@@ -9,6 +9,7 @@ import (
 	dgbadger "github.com/dgraph-io/badger/v4"
 
 	"github.com/management-service/mgmt/store/backend"
+	"github.com/management-service/mgmt/store/internal/backendkit"
 )
 
 // Limits of one batch of the committer: it takes every queued transaction up to
@@ -42,7 +43,7 @@ type txnReq struct {
 // context's error, without effect; once the committer has taken it, Txn waits for
 // the commit. Writers never wait for watchers.
 func (b *Backend) Txn(ctx context.Context, t backend.Txn) (backend.TxnResult, error) {
-	if err := validateTxn(t); err != nil {
+	if err := backendkit.ValidateTxn(t, maxKeyBytes); err != nil {
 		return backend.TxnResult{}, err
 	}
 	if err := ctx.Err(); err != nil {
@@ -271,19 +272,19 @@ func (b *Backend) apply(wtx *dgbadger.Txn, r *txnReq, rev *int64, pubs *[]revEve
 		return 0, nil
 	}
 	t := r.txn
-	for i, c := range t.Compares {
-		v, err := getCurrent(wtx, c.Key)
-		if err != nil {
+	failed, err := backendkit.FailedCompare(t.Compares, func(key string) (int64, error) {
+		v, err := getCurrent(wtx, key)
+		if v == nil || err != nil {
 			return 0, err
 		}
-		var mod int64
-		if v != nil {
-			mod = v.modRev
-		}
-		if mod != c.ModRevision {
-			r.res = backend.TxnResult{Revision: *rev, FailedCompare: i}
-			return 0, nil
-		}
+		return v.modRev, nil
+	})
+	if err != nil {
+		return 0, err
+	}
+	if failed >= 0 {
+		r.res = backend.TxnResult{Revision: *rev, FailedCompare: failed}
+		return 0, nil
 	}
 	prevs := make([]*version, len(t.Ops))
 	changes := 0
@@ -390,42 +391,6 @@ func getCurrent(txn *dgbadger.Txn, key string) (*version, error) {
 		return nil, err
 	}
 	return &v, nil
-}
-
-func validateTxn(t backend.Txn) error {
-	for i, c := range t.Compares {
-		if c.Key == "" {
-			return fmt.Errorf("%w: compare %d has an empty key", backend.ErrInvalidArgument, i)
-		}
-		if c.ModRevision < 0 {
-			return fmt.Errorf("%w: compare %d has negative revision %d", backend.ErrInvalidArgument, i, c.ModRevision)
-		}
-	}
-	var seen map[string]struct{}
-	if len(t.Ops) > 8 {
-		seen = make(map[string]struct{}, len(t.Ops))
-	}
-	for i, op := range t.Ops {
-		if op.Key == "" {
-			return fmt.Errorf("%w: op %d has an empty key", backend.ErrInvalidArgument, i)
-		}
-		if len(op.Key) > maxKeyBytes {
-			return fmt.Errorf("%w: op %d has a key of %d bytes, more than %d", backend.ErrInvalidArgument, i, len(op.Key), maxKeyBytes)
-		}
-		dup := false
-		if seen != nil {
-			_, dup = seen[op.Key]
-			seen[op.Key] = struct{}{}
-		} else {
-			for _, o := range t.Ops[:i] {
-				dup = dup || o.Key == op.Key
-			}
-		}
-		if dup {
-			return fmt.Errorf("%w: key %q appears in two ops", backend.ErrInvalidArgument, op.Key)
-		}
-	}
-	return nil
 }
 
 // maxKeyBytes is the longest key: badger takes keys of up to 65,000 bytes, and a

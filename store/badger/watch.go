@@ -5,18 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"sync"
 
 	dgbadger "github.com/dgraph-io/badger/v4"
 
 	"github.com/management-service/mgmt/store/backend"
-)
-
-// A watcher's goroutine copies at most this many events, and looks at most at this
-// many revisions, each time it reads the ring or the event log.
-const (
-	watchBatchEvents    = 256
-	watchBatchRevisions = 1024
+	"github.com/management-service/mgmt/store/internal/backendkit"
 )
 
 // The ring keeps the events of the latest revisions in memory, for watchers that
@@ -26,9 +19,6 @@ const (
 	ringRevisions = 4096
 	ringBytes     = 32 << 20
 )
-
-// errStopped ends a watcher stopped by its owner (Stop or its context): Err is nil.
-var errStopped = errors.New("badger: watch stopped")
 
 // ring is a circular buffer of the latest committed revisions and their events.
 // Revisions in it are consecutive. It is guarded by Backend.mu.
@@ -85,193 +75,68 @@ func (r *ring) get(rev int64) (*revEvents, bool) {
 // wait for it. A watcher whose reader falls below the compaction point ends with
 // [backend.ErrCompacted].
 func (b *Backend) Watch(ctx context.Context, opts backend.WatchOptions) (backend.Watcher, error) {
-	if opts.StartRevision < 0 {
-		return nil, fmt.Errorf("%w: negative start revision %d", backend.ErrInvalidArgument, opts.StartRevision)
-	}
-	if err := ctx.Err(); err != nil {
+	if err := backendkit.CheckWatch(ctx, opts); err != nil {
 		return nil, err
-	}
-	w := &watcher{
-		b:        b,
-		ctx:      ctx,
-		prefix:   opts.Prefix,
-		progress: opts.ProgressNotify,
-		ch:       make(chan backend.Event, b.opts.WatchBuffer),
-		stop:     make(chan struct{}),
-		exited:   make(chan struct{}),
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.closed.Load() {
 		return nil, backend.ErrClosed
 	}
-	w.next = opts.StartRevision
-	if w.next == 0 {
-		w.next = b.rev + 1
-	}
-	if w.next <= b.rev {
-		if oldest := b.oldestLocked(); w.next < oldest {
-			return nil, fmt.Errorf("%w: watch from revision %d, oldest kept %d", backend.ErrCompacted, w.next, oldest)
-		}
-	}
-	w.start = w.next
-	b.watchers.Add(1)
-	b.live++
-	go w.run()
-	return w, nil
+	return b.hub.Start(ctx, opts, b.rev, b.oldestLocked())
 }
 
-// watcher is the [backend.Watcher] of a [Backend].
-type watcher struct {
-	b        *Backend
-	ctx      context.Context
-	prefix   string
-	progress bool
-	ch       chan backend.Event
+// watchSource is the [backendkit.Source] of a [Backend]: its ring of the latest
+// revisions and its event log.
+type watchSource Backend
 
-	start int64 // the first revision asked for
-	next  int64 // the next revision to look at; only the goroutine uses it
-	sent  int64 // the revision of the last event or progress sent; only the goroutine
-
-	stop     chan struct{}
-	stopOnce sync.Once
-	exited   chan struct{}
-
-	mu  sync.Mutex
-	err error
-}
-
-// Events returns the channel of events, closed when the watch ends.
-func (w *watcher) Events() <-chan backend.Event { return w.ch }
-
-// Err returns why the watch ended, once the channel is closed.
-func (w *watcher) Err() error {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.err
-}
-
-// Stop ends the watch and waits for its goroutine to exit.
-func (w *watcher) Stop() {
-	w.stopOnce.Do(func() { close(w.stop) })
-	<-w.exited
-}
-
-func (w *watcher) run() {
-	err := w.loop()
-	if errors.Is(err, errStopped) {
-		err = nil
-	}
-	w.mu.Lock()
-	w.err = err
-	w.mu.Unlock()
-	w.b.mu.Lock()
-	w.b.live--
-	w.b.mu.Unlock()
-	close(w.ch)
-	close(w.exited)
-	w.b.watchers.Done()
-}
-
-func (w *watcher) loop() error {
-	for {
-		batch, upto, cur, notify, err := w.b.collect(w.prefix, w.next)
-		if err != nil {
-			return err
-		}
-		for _, ev := range batch {
-			if err := w.send(ev, upto+1, notify); err != nil {
-				return err
-			}
-			w.sent = ev.Revision
-		}
-		w.next = upto + 1
-		if w.next <= cur {
-			continue // more history to go through
-		}
-		if w.progress && cur > w.sent && cur >= w.start-1 {
-			ev := backend.Event{Type: backend.EventProgress, Revision: cur}
-			if err := w.send(ev, w.next, notify); err != nil {
-				return err
-			}
-			w.sent = cur
-		}
-		select {
-		case <-notify:
-		case <-w.stop:
-			return errStopped
-		case <-w.ctx.Done():
-			return errStopped
-		case <-w.b.done:
-			return backend.ErrClosed
-		}
-	}
-}
-
-// send hands ev to the reader. While the reader does not take it, send keeps an eye
-// on the compaction point: once revision need is below it, the watch cannot go on
-// without a gap and ends with ErrCompacted.
-func (w *watcher) send(ev backend.Event, need int64, notify <-chan struct{}) error {
-	if ev.PrevKV != nil { // each watcher gets its own copy of the struct
-		prev := *ev.PrevKV
-		ev.PrevKV = &prev
-	}
-	for {
-		select {
-		case w.ch <- ev:
-			return nil
-		case <-w.stop:
-			return errStopped
-		case <-w.ctx.Done():
-			return errStopped
-		case <-w.b.done:
-			return backend.ErrClosed
-		case <-notify:
-			var lost bool
-			notify, lost = w.b.lost(need)
-			if lost {
-				return fmt.Errorf("%w: watcher fell behind, revision %d was compacted", backend.ErrCompacted, need)
-			}
-		}
-	}
-}
-
-// collect returns the events of revisions from next on that match prefix, up to a
+// Collect returns the events of revisions from next on that match prefix, up to a
 // batch, the last revision looked at, the current revision and the channel that will
-// be closed on the next change.
-func (b *Backend) collect(prefix string, next int64) (events []backend.Event, upto, cur int64, notify <-chan struct{}, err error) {
+// be closed on the next change. It copies them from the ring when the ring holds
+// revision next, and reads them from the event log otherwise.
+func (s *watchSource) Collect(prefix string, next int64) (backendkit.Batch, error) {
+	b := (*Backend)(s)
 	b.mu.RLock()
 	if b.closed.Load() {
 		b.mu.RUnlock()
-		return nil, 0, 0, nil, backend.ErrClosed
+		return backendkit.Batch{}, backend.ErrClosed
 	}
-	cur, notify = b.rev, b.notify
+	cur, notify := b.rev, b.notify
 	if next > cur {
 		b.mu.RUnlock()
-		return nil, next - 1, cur, notify, nil
+		return backendkit.Batch{Upto: next - 1, Current: cur, Notify: notify}, nil
 	}
 	if next < b.compacted {
 		c := b.compacted
 		b.mu.RUnlock()
-		return nil, 0, 0, nil, fmt.Errorf("%w: watcher fell behind, revision %d was compacted (oldest kept %d)", backend.ErrCompacted, next, c)
+		return backendkit.Batch{}, fmt.Errorf("%w: watcher fell behind, revision %d was compacted (oldest kept %d)", backend.ErrCompacted, next, c)
 	}
 	if _, ok := b.ring.get(next); ok {
-		upto = next - 1
-		for r := next; r <= cur && r-next < watchBatchRevisions && len(events) < watchBatchEvents; r++ {
+		events, upto := backendkit.Scan(prefix, next, cur, func(r int64) []backend.Event {
 			e, _ := b.ring.get(r) // the ring holds every revision from next to cur
-			for _, ev := range e.events {
-				if strings.HasPrefix(ev.KV.Key, prefix) {
-					events = append(events, ev)
-				}
-			}
-			upto = r
-		}
+			return e.events
+		})
 		b.mu.RUnlock()
-		return events, upto, cur, notify, nil
+		return backendkit.Batch{Events: events, Upto: upto, Current: cur, Notify: notify}, nil
 	}
 	b.mu.RUnlock()
-	events, upto, err = b.readEvents(prefix, next, cur)
-	return events, upto, cur, notify, err
+	events, upto, err := b.readEvents(prefix, next, cur)
+	return backendkit.Batch{Events: events, Upto: upto, Current: cur, Notify: notify}, err
+}
+
+// Lost reports, with an error, whether revision need is below the compaction point,
+// and returns the channel that will be closed on the next change.
+func (s *watchSource) Lost(need int64) (<-chan struct{}, error) {
+	b := (*Backend)(s)
+	b.mu.RLock()
+	defer b.mu.RUnlock()
+	if b.closed.Load() {
+		return nil, nil // the watcher sees done instead
+	}
+	if need <= b.rev && need < b.compacted {
+		return b.notify, fmt.Errorf("%w: watcher fell behind, revision %d was compacted", backend.ErrCompacted, need)
+	}
+	return b.notify, nil
 }
 
 // readEvents reads the events of revisions next..cur that match prefix from the
@@ -293,7 +158,7 @@ func (b *Backend) readEvents(prefix string, next, cur int64) ([]backend.Event, i
 	var events []backend.Event
 	upto := next - 1
 	it.Seek(eventKey(next))
-	for r := next; r <= cur && r-next < watchBatchRevisions && len(events) < watchBatchEvents; r++ {
+	for r := next; r <= cur && r-next < backendkit.BatchRevisions && len(events) < backendkit.BatchEvents; r++ {
 		if !it.Valid() {
 			return nil, 0, fmt.Errorf("%w: the event log ends before revision %d", ErrCorrupt, r)
 		}
@@ -371,15 +236,4 @@ func versionExact(txn *dgbadger.Txn, key string, rev int64) (*version, error) {
 		err = fmt.Errorf("%w: the version of %q at revision %d is a deletion", ErrCorrupt, key, rev)
 	}
 	return v, err
-}
-
-// lost reports whether revision need is below the compaction point, and returns the
-// channel that will be closed on the next change.
-func (b *Backend) lost(need int64) (<-chan struct{}, bool) {
-	b.mu.RLock()
-	defer b.mu.RUnlock()
-	if b.closed.Load() {
-		return nil, false // send sees done instead
-	}
-	return b.notify, need <= b.rev && need < b.compacted
 }

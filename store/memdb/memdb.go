@@ -9,6 +9,7 @@ import (
 	gomemdb "github.com/hashicorp/go-memdb"
 
 	"github.com/management-service/mgmt/store/backend"
+	"github.com/management-service/mgmt/store/internal/backendkit"
 )
 
 // DefaultHistoryRevisions is the number of revisions kept when
@@ -65,9 +66,8 @@ type Backend struct {
 	closed bool
 	// done is closed by Close; it ends the watchers.
 	done chan struct{}
-	// watchers counts the running watcher goroutines, for Close to wait on.
-	watchers sync.WaitGroup
-	live     int // running watchers, for tests
+	// hub runs the watchers; Close waits on it.
+	hub *backendkit.Hub
 }
 
 // revision is what the backend keeps of one past revision.
@@ -147,7 +147,7 @@ func New(opts Options) *Backend {
 		// The schema is a constant; it validates or the package is broken.
 		panic("memdb: invalid schema: " + err.Error())
 	}
-	return &Backend{
+	b := &Backend{
 		opts:   opts,
 		db:     db,
 		ring:   make([]revision, opts.HistoryRevisions),
@@ -155,6 +155,8 @@ func New(opts Options) *Backend {
 		notify: make(chan struct{}),
 		done:   make(chan struct{}),
 	}
+	b.hub = backendkit.NewHub((*watchSource)(b), b.done, opts.WatchBuffer)
+	return b
 }
 
 // Revision returns the current revision: that of the last transaction that changed
@@ -188,7 +190,7 @@ func (b *Backend) Close() error {
 	b.empty = nil
 	b.mu.Unlock()
 	b.wmu.Unlock()
-	b.watchers.Wait()
+	b.hub.Wait()
 	return nil
 }
 

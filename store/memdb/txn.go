@@ -2,9 +2,9 @@ package memdb
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/management-service/mgmt/store/backend"
+	"github.com/management-service/mgmt/store/internal/backendkit"
 )
 
 // Txn applies t atomically: when every Compare holds, every Op is applied at one new
@@ -13,7 +13,7 @@ import (
 // deletes of absent keys) creates no revision. Values are copied, so the caller may
 // reuse its buffers once Txn returns. Writers never wait for watchers.
 func (b *Backend) Txn(ctx context.Context, t backend.Txn) (backend.TxnResult, error) {
-	if err := validateTxn(t); err != nil {
+	if err := backendkit.ValidateTxn(t, 0); err != nil {
 		return backend.TxnResult{}, err
 	}
 	if err := ctx.Err(); err != nil {
@@ -32,18 +32,18 @@ func (b *Backend) Txn(ctx context.Context, t backend.Txn) (backend.TxnResult, er
 
 	tx := b.db.Txn(true)
 	defer tx.Abort() // no-op after Commit
-	for i, c := range t.Compares {
-		prev, err := tx.First(kvTable, "id", c.Key)
-		if err != nil {
-			return backend.TxnResult{}, errInternal(err)
+	failed, err := backendkit.FailedCompare(t.Compares, func(key string) (int64, error) {
+		prev, err := tx.First(kvTable, "id", key)
+		if prev == nil || err != nil {
+			return 0, err
 		}
-		var modRev int64
-		if prev != nil {
-			modRev = prev.(*row).modRev
-		}
-		if modRev != c.ModRevision {
-			return backend.TxnResult{Revision: cur, FailedCompare: i}, nil
-		}
+		return prev.(*row).modRev, nil
+	})
+	if err != nil {
+		return backend.TxnResult{}, errInternal(err)
+	}
+	if failed >= 0 {
+		return backend.TxnResult{Revision: cur, FailedCompare: failed}, nil
 	}
 
 	// Look every key up before the first write: a go-memdb write transaction reads
@@ -115,37 +115,4 @@ func (b *Backend) publish(r revision) {
 func (b *Backend) wakeLocked() {
 	close(b.notify)
 	b.notify = make(chan struct{})
-}
-
-func validateTxn(t backend.Txn) error {
-	for i, c := range t.Compares {
-		if c.Key == "" {
-			return fmt.Errorf("%w: compare %d has an empty key", backend.ErrInvalidArgument, i)
-		}
-		if c.ModRevision < 0 {
-			return fmt.Errorf("%w: compare %d has negative revision %d", backend.ErrInvalidArgument, i, c.ModRevision)
-		}
-	}
-	var seen map[string]struct{} // only for many ops; a few are compared pairwise
-	if len(t.Ops) > 8 {
-		seen = make(map[string]struct{}, len(t.Ops))
-	}
-	for i, op := range t.Ops {
-		if op.Key == "" {
-			return fmt.Errorf("%w: op %d has an empty key", backend.ErrInvalidArgument, i)
-		}
-		dup := false
-		if seen != nil {
-			_, dup = seen[op.Key]
-			seen[op.Key] = struct{}{}
-		} else {
-			for _, o := range t.Ops[:i] {
-				dup = dup || o.Key == op.Key
-			}
-		}
-		if dup {
-			return fmt.Errorf("%w: key %q appears in two ops", backend.ErrInvalidArgument, op.Key)
-		}
-	}
-	return nil
 }
