@@ -238,6 +238,8 @@ func backendError(err error) error {
 		return resource.NewServiceUnavailable("storage is closed").WithCause(err)
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 		return resource.NewTimeout(err.Error()).WithCause(err)
+	case errors.Is(err, backend.ErrTxnTooLarge):
+		return resource.NewRequestEntityTooLarge(err.Error()).WithCause(err)
 	}
 	var se *resource.StatusError
 	if errors.As(err, &se) {

@@ -20,6 +20,11 @@ var (
 	// ErrInvalidArgument is returned for a malformed request: an empty key, a Start
 	// outside the Prefix, a negative limit or revision, two operations on one key.
 	ErrInvalidArgument = errors.New("backend: invalid argument")
+	// ErrTxnTooLarge is returned by Txn, wrapped together with ErrInvalidArgument,
+	// for a transaction larger than the backend commits at once (badger: a share of
+	// its memtable; etcd: its request size or operation count limit). Nothing of it
+	// was applied.
+	ErrTxnTooLarge = errors.New("backend: transaction too large")
 )
 
 // KV is one key at one revision.

@@ -61,8 +61,8 @@ func (b *Backend) Txn(ctx context.Context, t backend.Txn) (backend.TxnResult, er
 		size += len(op.Value)
 	}
 	if limit := b.db.MaxBatchSize() / 3; int64(size) > limit {
-		return backend.TxnResult{}, fmt.Errorf("%w: %w: the transaction writes %d bytes of values, more than %d (raise Options.MemTableSize)",
-			backend.ErrInvalidArgument, dgbadger.ErrTxnTooBig, size, limit)
+		return backend.TxnResult{}, fmt.Errorf("%w: %w: %w: the transaction writes %d bytes of values, more than %d (raise Options.MemTableSize)",
+			backend.ErrInvalidArgument, backend.ErrTxnTooLarge, dgbadger.ErrTxnTooBig, size, limit)
 	}
 	buf := make([]byte, 0, size)
 	ops := make([]backend.Op, len(t.Ops))
@@ -199,8 +199,8 @@ func (b *Backend) commitBatch(reqs []*txnReq) int {
 				return b.commitBatch(reqs[:i])
 			}
 			if errors.Is(err, dgbadger.ErrTxnTooBig) {
-				r.err = fmt.Errorf("%w: %w: the transaction is too large for one badger transaction (raise Options.MemTableSize)",
-					backend.ErrInvalidArgument, err)
+				r.err = fmt.Errorf("%w: %w: %w: the transaction is too large for one badger transaction (raise Options.MemTableSize)",
+					backend.ErrInvalidArgument, backend.ErrTxnTooLarge, err)
 			} else {
 				r.err = errInternal(err)
 			}
@@ -218,8 +218,8 @@ func (b *Backend) commitBatch(reqs []*txnReq) int {
 			return b.commitBatch(reqs[:n-1])
 		}
 		if errors.Is(err, dgbadger.ErrTxnTooBig) {
-			batch[0].err = fmt.Errorf("%w: %w: the transaction is too large for one badger transaction (raise Options.MemTableSize)",
-				backend.ErrInvalidArgument, err)
+			batch[0].err = fmt.Errorf("%w: %w: %w: the transaction is too large for one badger transaction (raise Options.MemTableSize)",
+				backend.ErrInvalidArgument, backend.ErrTxnTooLarge, err)
 			close(batch[0].done)
 			return 1
 		}
