@@ -69,6 +69,11 @@ type Kill9Config struct {
 	Quiet time.Duration
 }
 
+// InKill9Child reports whether this process is a child of [RunKill9]: a TestMain
+// may skip what only the parent needs (starting a server, say), since the child
+// reaches the state through Kill9Config.OpenChild.
+func InKill9Child() bool { return os.Getenv(kill9TestEnv) != "" }
+
 // RunKill9 is REL-CRASH-KILL9-MIGRATION: a child process migrates instances between
 // projects a and b in a loop, under unique request names, while it updates them
 // concurrently; the test kills it with SIGKILL at a random moment (150 to 800ms

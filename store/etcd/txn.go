@@ -1,0 +1,94 @@
+package etcd
+
+import (
+	"context"
+	"fmt"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/management-service/mgmt/store/backend"
+)
+
+// Txn applies t as one etcd transaction: each Compare is a comparison of the key's
+// ModRevision (0 for an absent key), each Op a put or a delete, all at one new etcd
+// revision when every comparison holds. When one does not, the transaction's else
+// branch reads the compared keys in the same atomic step, to name the first
+// comparison that failed. A transaction whose ops change nothing (no ops, or only
+// deletes of absent keys) creates no revision. Values are copied into the request,
+// so the caller may reuse its buffers once Txn returns.
+//
+// A transaction etcd refuses for its size fails with [ErrTooLarge]. When the
+// context ends, or the connection breaks, while etcd has the request, the
+// transaction may or may not have been applied: etcd cannot say.
+func (b *Backend) Txn(ctx context.Context, t backend.Txn) (backend.TxnResult, error) {
+	if err := validateTxn(t); err != nil {
+		return backend.TxnResult{}, err
+	}
+	if err := b.check(ctx); err != nil {
+		return backend.TxnResult{}, err
+	}
+	cmps := make([]clientv3.Cmp, len(t.Compares))
+	reads := make([]clientv3.Op, len(t.Compares))
+	for i, c := range t.Compares {
+		k := b.key(c.Key)
+		var rev int64 // absent
+		if c.ModRevision > 0 {
+			rev = c.ModRevision + b.base
+		}
+		cmps[i] = clientv3.Compare(clientv3.ModRevision(k), "=", rev)
+		reads[i] = clientv3.OpGet(k, clientv3.WithKeysOnly())
+	}
+	ops := make([]clientv3.Op, len(t.Ops))
+	for i, op := range t.Ops {
+		if op.Delete {
+			ops[i] = clientv3.OpDelete(b.key(op.Key))
+		} else {
+			ops[i] = clientv3.OpPut(b.key(op.Key), string(op.Value))
+		}
+	}
+	resp, err := b.cli.Txn(ctx).If(cmps...).Then(ops...).Else(reads...).Commit()
+	if err != nil {
+		return backend.TxnResult{}, b.fail("txn", err)
+	}
+	res := backend.TxnResult{Succeeded: resp.Succeeded, Revision: resp.Header.Revision - b.base, FailedCompare: -1}
+	b.seen(res.Revision)
+	if !resp.Succeeded {
+		res.FailedCompare = 0
+		for i, c := range t.Compares {
+			var rev int64
+			if kvs := resp.Responses[i].GetResponseRange().GetKvs(); len(kvs) > 0 {
+				rev = kvs[0].ModRevision - b.base
+			}
+			if rev != c.ModRevision {
+				res.FailedCompare = i
+				break
+			}
+		}
+		return res, nil
+	}
+	return res, nil
+}
+
+// validateTxn refuses what the contract calls invalid before anything is sent: etcd
+// would refuse some of it with errors of its own.
+func validateTxn(t backend.Txn) error {
+	for i, c := range t.Compares {
+		if c.Key == "" {
+			return fmt.Errorf("%w: compare %d has an empty key", backend.ErrInvalidArgument, i)
+		}
+		if c.ModRevision < 0 {
+			return fmt.Errorf("%w: compare %d has negative revision %d", backend.ErrInvalidArgument, i, c.ModRevision)
+		}
+	}
+	seen := make(map[string]struct{}, len(t.Ops))
+	for i, op := range t.Ops {
+		if op.Key == "" {
+			return fmt.Errorf("%w: op %d has an empty key", backend.ErrInvalidArgument, i)
+		}
+		if _, dup := seen[op.Key]; dup {
+			return fmt.Errorf("%w: key %q appears in two ops", backend.ErrInvalidArgument, op.Key)
+		}
+		seen[op.Key] = struct{}{}
+	}
+	return nil
+}
