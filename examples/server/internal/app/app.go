@@ -1,5 +1,5 @@
 // Package app starts the example server: it parses the flags, opens the store (in
-// memory, or badger in --data-dir), wires the library's packages together, loads the
+// memory, badger in --data-dir, or etcd with --etcd-endpoints), wires the library's packages together, loads the
 // seed file, makes or loads the TLS certificate, prints the admin access key, writes
 // the kubeconfig and serves until it is told to stop.
 package app
@@ -18,6 +18,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/management-service/mgmt/examples/server/internal/apiserver"
@@ -27,6 +28,7 @@ import (
 	"github.com/management-service/mgmt/store"
 	"github.com/management-service/mgmt/store/backend"
 	"github.com/management-service/mgmt/store/badger"
+	"github.com/management-service/mgmt/store/etcd"
 	"github.com/management-service/mgmt/store/memdb"
 	"github.com/management-service/mgmt/token"
 )
@@ -45,6 +47,11 @@ type Options struct {
 	// DataDir keeps the objects (badger) and the self-signed pair; "" keeps everything
 	// in memory.
 	DataDir string
+	// EtcdEndpoints are the client URLs of an etcd cluster to keep the objects in;
+	// several servers with the same endpoints and prefix serve one store.
+	EtcdEndpoints []string
+	// EtcdPrefix is the key prefix of the objects in etcd; "" means etcd.DefaultPrefix.
+	EtcdPrefix string
 	// AccessKey is the admin access key; "" generates one.
 	AccessKey string
 	// Seed is a YAML file of objects to create at start.
@@ -78,6 +85,9 @@ func ParseFlags(args []string, stderr io.Writer) (Options, error) {
 	fs.StringVar(&o.TLSKeyFile, "tls-key-file", "", "PEM private key of --tls-cert-file")
 	fs.BoolVar(&o.HTTP, "http", false, "serve plain HTTP (for curl, or behind a TLS-terminating proxy)")
 	fs.StringVar(&o.DataDir, "data-dir", "", "keep the objects (badger) and the self-signed certificate here; empty: in memory")
+	var endpoints string
+	fs.StringVar(&endpoints, "etcd-endpoints", "", "comma-separated etcd client URLs to keep the objects in (several servers may share them)")
+	fs.StringVar(&o.EtcdPrefix, "etcd-prefix", etcd.DefaultPrefix, "key prefix of the objects in etcd (with --etcd-endpoints)")
 	fs.StringVar(&o.AccessKey, "access-key", "", "the admin access key to accept; empty: generate one and print it")
 	fs.StringVar(&o.Seed, "seed", "", "YAML file of objects (documents separated by ---) to create at start")
 	fs.StringVar(&o.NamespacePrefix, "project-namespace-prefix", resource.DefaultProjectNamespacePrefix, "prefix of a project's namespace")
@@ -92,6 +102,14 @@ func ParseFlags(args []string, stderr io.Writer) (Options, error) {
 	}
 	if fs.NArg() > 0 {
 		return o, fmt.Errorf("unexpected arguments: %v", fs.Args())
+	}
+	for _, e := range strings.Split(endpoints, ",") {
+		if e = strings.TrimSpace(e); e != "" {
+			o.EtcdEndpoints = append(o.EtcdEndpoints, e)
+		}
+	}
+	if len(o.EtcdEndpoints) > 0 && o.DataDir != "" {
+		return o, errors.New("--data-dir and --etcd-endpoints exclude each other: the objects live in one place")
 	}
 	if (o.TLSCertFile == "") != (o.TLSKeyFile == "") {
 		return o, errors.New("--tls-cert-file and --tls-key-file go together")
@@ -143,8 +161,22 @@ func Start(ctx context.Context, o Options) (_ *Server, err error) {
 		}
 	}()
 
-	// Storage: badger in --data-dir, else memory.
-	if o.DataDir != "" {
+	// Storage: etcd with --etcd-endpoints, badger in --data-dir, else memory.
+	var elector store.Elector
+	switch {
+	case len(o.EtcdEndpoints) > 0:
+		b, err := etcd.New(ctx, etcd.Options{Endpoints: o.EtcdEndpoints, Prefix: o.EtcdPrefix})
+		if err != nil {
+			return nil, fmt.Errorf("opening etcd at %s: %w", strings.Join(o.EtcdEndpoints, ","), err)
+		}
+		srv.backend = b
+		// Servers that share the prefix share the store: one of them reaps and collects.
+		e, err := etcd.NewElector(b.Client(), etcd.ElectorOptions{Election: strings.TrimSuffix(b.Prefix(), "/") + "-election"})
+		if err != nil {
+			return nil, err
+		}
+		elector = e
+	case o.DataDir != "":
 		if err := os.MkdirAll(o.DataDir, 0o700); err != nil {
 			return nil, err
 		}
@@ -153,7 +185,7 @@ func Start(ctx context.Context, o Options) (_ *Server, err error) {
 			return nil, fmt.Errorf("opening %s: %w", o.DataDir, err)
 		}
 		srv.backend = b
-	} else {
+	default:
 		srv.backend = memdb.New(memdb.Options{})
 	}
 	scheme := resource.NewScheme()
@@ -167,6 +199,7 @@ func Start(ctx context.Context, o Options) (_ *Server, err error) {
 		Validating:      []store.ValidatingAdmitter{schema.NewAdmitter(reg)},
 		OwnerAuthorizer: apiserver.OwnerAuthorizer(scheme, prefix),
 		Logger:          log,
+		Elector:         elector,
 	})
 	if err != nil {
 		return nil, err
