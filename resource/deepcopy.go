@@ -1,6 +1,9 @@
 package resource
 
-import "encoding/json"
+import (
+	"encoding/json"
+	"maps"
+)
 
 // DeepCopier is implemented by objects that can copy themselves without reflection.
 // Every kind of this package implements it; the store uses it when present and falls
@@ -10,6 +13,15 @@ type DeepCopier interface {
 	DeepCopyObject() Object
 }
 
+// DeepCopierInto is implemented by objects that can copy themselves into an object
+// of their type that already exists (an item of a list, say), without reflection and
+// without allocating the object. Every kind of this package implements it.
+type DeepCopierInto interface {
+	// DeepCopyObjectInto overwrites out, which must have the receiver's type, with a
+	// copy that shares no mutable memory with the receiver.
+	DeepCopyObjectInto(out Object)
+}
+
 func copyStrings(in []string) []string {
 	if in == nil {
 		return nil
@@ -17,15 +29,10 @@ func copyStrings(in []string) []string {
 	return append(make([]string, 0, len(in)), in...)
 }
 
+// copyMap clones in (nil stays nil, empty stays empty); maps.Clone copies the table
+// as it is instead of inserting every entry again.
 func copyMap(in map[string]string) map[string]string {
-	if in == nil {
-		return nil
-	}
-	out := make(map[string]string, len(in))
-	for k, v := range in {
-		out[k] = v
-	}
-	return out
+	return maps.Clone(in)
 }
 
 func copyRaw(in json.RawMessage) json.RawMessage {
@@ -60,10 +67,35 @@ func (m *ObjectMeta) DeepCopyInto(out *ObjectMeta) {
 	}
 	out.Finalizers = copyStrings(m.Finalizers)
 	if m.ManagedFields != nil {
+		// One allocation for the times and one for the field sets of every entry.
+		nt, size := 0, 0
+		for _, e := range m.ManagedFields {
+			if e.Time != nil {
+				nt++
+			}
+			size += len(e.FieldsV1)
+		}
+		var times []Time
+		if nt > 0 {
+			times = make([]Time, 0, nt)
+		}
+		var buf []byte
+		if size > 0 {
+			buf = make([]byte, 0, size)
+		}
 		out.ManagedFields = make([]ManagedFieldsEntry, len(m.ManagedFields))
 		for i, e := range m.ManagedFields {
-			e.Time = copyPtr(e.Time)
-			e.FieldsV1 = copyRaw(e.FieldsV1)
+			if e.Time != nil {
+				times = append(times, *e.Time)
+				e.Time = &times[len(times)-1]
+			}
+			if len(e.FieldsV1) > 0 {
+				start := len(buf)
+				buf = append(buf, e.FieldsV1...)
+				e.FieldsV1 = buf[start:len(buf):len(buf)]
+			} else {
+				e.FieldsV1 = copyRaw(e.FieldsV1)
+			}
 			out.ManagedFields[i] = e
 		}
 	}
@@ -111,36 +143,67 @@ func (s *AccessKeyScope) DeepCopy() *AccessKeyScope {
 	return &out
 }
 
-// DeepCopyObject returns a deep copy.
-func (o *DirectClusterEndpointToken) DeepCopyObject() Object {
-	out := *o
+// DeepCopyInto copies o into out, sharing no mutable memory.
+func (o *DirectClusterEndpointToken) DeepCopyInto(out *DirectClusterEndpointToken) {
+	*out = *o
 	o.ObjectMeta.DeepCopyInto(&out.ObjectMeta)
 	out.Spec.Scope = o.Spec.Scope.DeepCopy()
 	out.Status.ExpirationTimestamp = copyPtr(o.Status.ExpirationTimestamp)
-	return &out
+}
+
+// DeepCopyObject returns a deep copy.
+func (o *DirectClusterEndpointToken) DeepCopyObject() Object {
+	out := new(DirectClusterEndpointToken)
+	o.DeepCopyInto(out)
+	return out
+}
+
+// DeepCopyObjectInto makes out, a *DirectClusterEndpointToken, a deep copy of o.
+func (o *DirectClusterEndpointToken) DeepCopyObjectInto(out Object) {
+	o.DeepCopyInto(out.(*DirectClusterEndpointToken))
+}
+
+// DeepCopyInto copies o into out, sharing no mutable memory.
+func (o *ProjectMigrateVirtualClusterInstance) DeepCopyInto(out *ProjectMigrateVirtualClusterInstance) {
+	*out = *o
+	o.ObjectMeta.DeepCopyInto(&out.ObjectMeta)
 }
 
 // DeepCopyObject returns a deep copy.
 func (o *ProjectMigrateVirtualClusterInstance) DeepCopyObject() Object {
-	out := *o
-	o.ObjectMeta.DeepCopyInto(&out.ObjectMeta)
-	return &out
+	out := new(ProjectMigrateVirtualClusterInstance)
+	o.DeepCopyInto(out)
+	return out
 }
 
-// DeepCopyObject returns a deep copy.
-func (o *Project) DeepCopyObject() Object {
-	out := *o
+// DeepCopyObjectInto makes out, a *ProjectMigrateVirtualClusterInstance, a deep copy of o.
+func (o *ProjectMigrateVirtualClusterInstance) DeepCopyObjectInto(out Object) {
+	o.DeepCopyInto(out.(*ProjectMigrateVirtualClusterInstance))
+}
+
+// DeepCopyInto copies o into out, sharing no mutable memory.
+func (o *Project) DeepCopyInto(out *Project) {
+	*out = *o
 	o.ObjectMeta.DeepCopyInto(&out.ObjectMeta)
 	out.Spec.Owner = copyPtr(o.Spec.Owner)
 	if o.Spec.AllowedClusters != nil {
 		out.Spec.AllowedClusters = append([]AllowedCluster(nil), o.Spec.AllowedClusters...)
 	}
-	return &out
 }
 
 // DeepCopyObject returns a deep copy.
-func (o *VirtualClusterInstance) DeepCopyObject() Object {
-	out := *o
+func (o *Project) DeepCopyObject() Object {
+	out := new(Project)
+	o.DeepCopyInto(out)
+	return out
+}
+
+// DeepCopyObjectInto makes out, a *Project, a deep copy of o.
+func (o *Project) DeepCopyObjectInto(out Object) { o.DeepCopyInto(out.(*Project)) }
+
+// DeepCopyInto copies o into out, sharing no mutable memory.
+func (o *VirtualClusterInstance) DeepCopyInto(out *VirtualClusterInstance) {
+	*out = *o
 	o.ObjectMeta.DeepCopyInto(&out.ObjectMeta)
 	out.Spec.Owner = copyPtr(o.Spec.Owner)
 	out.Spec.TemplateRef = copyPtr(o.Spec.TemplateRef)
@@ -151,13 +214,33 @@ func (o *VirtualClusterInstance) DeepCopyObject() Object {
 			out.Status.Conditions[i] = c
 		}
 	}
-	return &out
+}
+
+// DeepCopyObject returns a deep copy.
+func (o *VirtualClusterInstance) DeepCopyObject() Object {
+	out := new(VirtualClusterInstance)
+	o.DeepCopyInto(out)
+	return out
+}
+
+// DeepCopyObjectInto makes out, a *VirtualClusterInstance, a deep copy of o.
+func (o *VirtualClusterInstance) DeepCopyObjectInto(out Object) {
+	o.DeepCopyInto(out.(*VirtualClusterInstance))
+}
+
+// DeepCopyInto copies o into out, sharing no mutable memory.
+func (o *AccessKey) DeepCopyInto(out *AccessKey) {
+	*out = *o
+	o.ObjectMeta.DeepCopyInto(&out.ObjectMeta)
+	out.Spec.Scope = o.Spec.Scope.DeepCopy()
 }
 
 // DeepCopyObject returns a deep copy.
 func (o *AccessKey) DeepCopyObject() Object {
-	out := *o
-	o.ObjectMeta.DeepCopyInto(&out.ObjectMeta)
-	out.Spec.Scope = o.Spec.Scope.DeepCopy()
-	return &out
+	out := new(AccessKey)
+	o.DeepCopyInto(out)
+	return out
 }
+
+// DeepCopyObjectInto makes out, a *AccessKey, a deep copy of o.
+func (o *AccessKey) DeepCopyObjectInto(out Object) { o.DeepCopyInto(out.(*AccessKey)) }

@@ -75,8 +75,34 @@ func TestDeepCopyObject_copies_every_field_and_shares_nothing(t *testing.T) {
 			after, err := json.Marshal(obj)
 			require.NoError(t, err)
 			assert.JSONEq(t, string(want), string(after), "the copy shares memory with the original")
+
+			// DeepCopyObjectInto overwrites every field of an object that held
+			// something else, and shares nothing either.
+			ci, ok := obj.(resource.DeepCopierInto)
+			require.True(t, ok, "%s has no DeepCopyObjectInto", k.Kind)
+			into := k.New()
+			fill(reflect.ValueOf(into).Elem(), 0)
+			mutate(reflect.ValueOf(into).Elem())
+			ci.DeepCopyObjectInto(into)
+			assert.True(t, reflect.DeepEqual(c.DeepCopyObject(), into), "DeepCopyObjectInto differs from DeepCopyObject")
+			mutate(reflect.ValueOf(into).Elem())
+			after, err = json.Marshal(obj)
+			require.NoError(t, err)
+			assert.JSONEq(t, string(want), string(after), "the copy into shares memory with the original")
 		})
 	}
+}
+
+func TestDeepCopy_keeps_nil_and_empty_apart(t *testing.T) {
+	p := &resource.Project{ObjectMeta: resource.ObjectMeta{Labels: map[string]string{}, Finalizers: []string{},
+		ManagedFields: []resource.ManagedFieldsEntry{{Manager: "a", FieldsV1: json.RawMessage{}}, {Manager: "b"}}}}
+	c := p.DeepCopyObject().(*resource.Project)
+	assert.NotNil(t, c.Labels)
+	assert.NotNil(t, c.Finalizers)
+	assert.NotNil(t, c.ManagedFields[0].FieldsV1)
+	assert.Nil(t, c.ManagedFields[1].FieldsV1)
+	assert.Nil(t, c.Annotations)
+	assert.Nil(t, c.ManagedFields[0].Time)
 }
 
 // mutate changes every string, map entry and slice element reachable from v in place.
