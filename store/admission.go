@@ -84,3 +84,10 @@ func (f ValidatingAdmitterFunc) Validate(ctx context.Context, req *AdmissionRequ
 type OwnerAuthorizer interface {
 	CanDeleteOwner(ctx context.Context, user *UserInfo, owner resource.OwnerReference, namespace string) (bool, error)
 }
+
+// private reports whether no code of the user's (admission hooks, the owner
+// authorizer) sees the objects of a write, so that a write may share the caller's
+// maps and lists until it commits (it changes nothing through them).
+func (s *Store) private() bool {
+	return len(s.opts.Mutating) == 0 && len(s.opts.Validating) == 0 && s.opts.OwnerAuthorizer == nil
+}

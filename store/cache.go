@@ -1,7 +1,6 @@
 package store
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"reflect"
@@ -23,6 +22,7 @@ type objectCache struct {
 type cacheEntry struct {
 	rev int64
 	obj resource.Object
+	rv  string // rev as a resourceVersion, for reads stamped with it
 }
 
 func newObjectCache(max int) *objectCache {
@@ -36,16 +36,21 @@ func newObjectCache(max int) *objectCache {
 }
 
 func (c *objectCache) get(key string, rev int64) resource.Object {
+	return c.entry(key, rev).obj
+}
+
+// entry returns the entry of key at rev; a zero entry when there is none.
+func (c *objectCache) entry(key string, rev int64) cacheEntry {
 	if c == nil || rev == 0 {
-		return nil
+		return cacheEntry{}
 	}
 	c.mu.RLock()
 	e, ok := c.m[key]
 	c.mu.RUnlock()
 	if !ok || e.rev != rev {
-		return nil
+		return cacheEntry{}
 	}
-	return e.obj
+	return e
 }
 
 // put stores obj, which the caller must not change afterwards.
@@ -64,7 +69,7 @@ func (c *objectCache) put(key string, rev int64, obj resource.Object) {
 			break
 		}
 	}
-	c.m[key] = cacheEntry{rev: rev, obj: obj}
+	c.m[key] = cacheEntry{rev: rev, obj: obj, rv: formatRV(rev)}
 }
 
 func (c *objectCache) drop(key string) {
@@ -89,22 +94,57 @@ func (s *Store) decode(k *resource.KindInfo, key string, modRev int64, data []by
 // decodeTo fills out with the object stored at key with modRev (from the cache or
 // from data) and stamps resourceVersion stamp.
 func (s *Store) decodeTo(k *resource.KindInfo, key string, modRev int64, data []byte, stamp int64, out resource.Object) error {
-	if cached := s.cache.get(key, modRev); cached != nil && reflect.TypeOf(cached) == reflect.TypeOf(out) {
-		deepCopyInto(out, cached)
-	} else {
-		v := reflect.ValueOf(out).Elem()
-		v.SetZero()
-		if err := json.Unmarshal(data, out); err != nil {
-			return resource.NewInternalError(fmt.Errorf("store: stored %s %s is corrupt: %w", k.Kind, key, err))
+	if s.cache == nil || modRev == 0 {
+		// Nothing to share: decode straight into out.
+		reflect.ValueOf(out).Elem().SetZero()
+		if err := s.unmarshal(k, key, data, out); err != nil {
+			return err
 		}
-		tm := out.GetTypeMeta()
-		tm.Kind, tm.APIVersion = k.Kind, k.APIVersion()
-		if modRev != 0 && s.cache != nil {
-			s.cache.put(key, modRev, deepCopy(out))
-		}
+		out.GetObjectMeta().ResourceVersion = formatRV(stamp)
+		return nil
 	}
-	out.GetObjectMeta().ResourceVersion = formatRV(stamp)
+	src, rv, err := s.stored(k, key, modRev, data, stamp, reflect.TypeOf(out))
+	if err != nil {
+		return err
+	}
+	deepCopyInto(out, src)
+	out.GetObjectMeta().ResourceVersion = rv
 	return nil
+}
+
+// unmarshal decodes the stored bytes data of key into out, a zero object.
+func (s *Store) unmarshal(k *resource.KindInfo, key string, data []byte, out resource.Object) error {
+	if err := json.Unmarshal(data, out); err != nil {
+		return resource.NewInternalError(fmt.Errorf("store: stored %s %s is corrupt: %w", k.Kind, key, err))
+	}
+	tm := out.GetTypeMeta()
+	tm.Kind, tm.APIVersion = k.Kind, k.APIVersion()
+	return nil
+}
+
+// stored returns the object stored at key with modRev, as a t (a pointer type of
+// kind k), decoded from data or taken from the cache, and stamp as a
+// resourceVersion. The object is shared: the caller must not change it, and hands out
+// only copies.
+func (s *Store) stored(k *resource.KindInfo, key string, modRev int64, data []byte, stamp int64, t reflect.Type) (resource.Object, string, error) {
+	if e := s.cache.entry(key, modRev); e.obj != nil && reflect.TypeOf(e.obj) == t {
+		if resultCheck != nil {
+			resultCheck(s, k, key, data, e.obj)
+		}
+		rv := e.rv
+		if stamp != modRev {
+			rv = formatRV(stamp)
+		}
+		return e.obj, rv, nil
+	}
+	obj := reflect.New(t.Elem()).Interface().(resource.Object)
+	if err := s.unmarshal(k, key, data, obj); err != nil {
+		return nil, "", err
+	}
+	if modRev != 0 {
+		s.cache.put(key, modRev, obj)
+	}
+	return obj, formatRV(stamp), nil
 }
 
 // result fills the caller's object with what a write stored at key (its bytes
@@ -119,24 +159,28 @@ func (s *Store) result(k *resource.KindInfo, key string, data []byte, rev int64,
 	return nil
 }
 
-// giveResult moves the written object (encoded as data) into the caller's object,
-// remembers a copy in the cache, and stamps the commit's revision (none on a dry
-// run). Only the value the transaction finally wrote for the key is cached: a key
-// written twice in one transaction (a create, then a status update) must never have
-// its intermediate state cached at the commit's revision, where a concurrent reader
-// would take it for the stored object.
-func (tx *Tx) giveResult(key string, data []byte, out, written resource.Object, rev int64) error {
-	s := tx.s
+// giveResult moves the written object into the caller's object and stamps the
+// commit's revision (none on a dry run). The write recorded its value with
+// putObject, which keeps a copy for the cache and the tracker: only the value the
+// transaction finally wrote for a key gets there, never an intermediate state of a
+// key written twice in one transaction (a create, then a status update), which a
+// concurrent reader would take for the stored object.
+//
+// written is exactly what decoding the stored bytes gives (writes start from
+// copyObject's round-trip-exact copy and change it only in ways a round trip keeps),
+// so the caller gets back the stored object.
+func (tx *Tx) giveResult(out, written resource.Object, rev int64) error {
 	written.GetObjectMeta().ResourceVersion = ""
-	if e := tx.entries[key]; rev != 0 && s.cache != nil && e != nil && bytes.Equal(e.value, data) {
-		s.cache.put(key, rev, deepCopy(written))
-	}
 	moveInto(out, written)
 	if rev != 0 {
 		out.GetObjectMeta().ResourceVersion = formatRV(rev)
 	}
 	return nil
 }
+
+// resultCheck, set by tests, is shown every object a commit remembers as the one
+// stored at key with bytes data, and every object the cache serves for them.
+var resultCheck func(s *Store, k *resource.KindInfo, key string, data []byte, stored resource.Object)
 
 // copiers holds a compiled deep-copy function per type.
 var copiers sync.Map // reflect.Type → copyFunc
@@ -157,6 +201,10 @@ func deepCopy(obj resource.Object) resource.Object {
 
 // deepCopyInto makes dst a deep copy of src (same pointer type).
 func deepCopyInto(dst, src resource.Object) {
+	if c, ok := src.(resource.DeepCopierInto); ok {
+		c.DeepCopyObjectInto(dst)
+		return
+	}
 	if c, ok := src.(resource.DeepCopier); ok {
 		moveInto(dst, c.DeepCopyObject())
 		return

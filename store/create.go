@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 
 	"github.com/management-service/mgmt/resource"
@@ -29,7 +28,7 @@ func (tx *Tx) Create(obj resource.Object, opts CreateOptions) error {
 		return err
 	}
 	sentFields := obj.GetObjectMeta().ManagedFields // nil and [] mean different things
-	work, err := copyObject(k, obj)
+	work, err := copyObject(k, obj, s.private())
 	if err != nil {
 		return err
 	}
@@ -93,19 +92,24 @@ func (tx *Tx) Create(obj resource.Object, opts CreateOptions) error {
 	if err := s.admit(tx.ctx, req, metaPath); err != nil {
 		return err
 	}
-	data, err := s.encode(k, work)
+	if len(s.opts.Mutating) > 0 {
+		work = normalized(k, work) // as stored: the caller gets back what is stored
+		meta = work.GetObjectMeta()
+	}
+	first, err := s.encodeFirst(k, work)
 	if err != nil {
 		return err
 	}
+	data := first.data
 	if meta.ManagedFields, err = s.trackFields(k, meta.Name, nil, sentFields, nil, data, opts.FieldManager, ""); err != nil {
 		return err
 	}
-	if data, err = s.encode(k, work); err != nil {
+	if data, err = s.finish(k, work, first); err != nil {
 		return err
 	}
 	key := objectKey(k, meta.Namespace, meta.Name)
-	tx.put(key, data)
-	tx.onCommit(func(rev int64) error { return tx.giveResult(key, data, obj, work, rev) })
+	tx.putObject(k, key, data, work)
+	tx.onCommit(func(rev int64) error { return tx.giveResult(obj, work, rev) })
 	return nil
 }
 
@@ -134,20 +138,6 @@ func (s *Store) admit(ctx context.Context, req *AdmissionRequest, metaPath resou
 		}
 	}
 	return nil
-}
-
-// copyObject returns a deep copy of obj, so that a write that runs again after a
-// conflict starts from the caller's object each time.
-func copyObject(k *resource.KindInfo, obj resource.Object) (resource.Object, error) {
-	b, err := json.Marshal(obj)
-	if err != nil {
-		return nil, resource.NewBadRequest(fmt.Sprintf("the %s cannot be encoded: %v", k.Kind, err)).WithCause(err)
-	}
-	out := k.New()
-	if err := json.Unmarshal(b, out); err != nil {
-		return nil, resource.NewInternalError(fmt.Errorf("store: copy %s: %w", k.Kind, err))
-	}
-	return out, nil
 }
 
 func nameForError(m *resource.ObjectMeta) string {

@@ -137,8 +137,8 @@ func (tx *Tx) Delete(obj resource.Object, opts DeleteOptions) (removed bool, err
 	if err != nil {
 		return false, err
 	}
-	tx.put(key, data)
-	tx.onCommit(func(rev int64) error { return tx.giveResult(key, data, obj, cur, rev) })
+	tx.putObject(k, key, data, cur)
+	tx.onCommit(func(rev int64) error { return tx.giveResult(obj, cur, rev) })
 	return false, nil
 }
 

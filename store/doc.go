@@ -54,11 +54,15 @@
 // A store runs one goroutine that follows the backend's watch to reap expired grace
 // periods and collect garbage; its index is rebuilt from stored state at start, so the
 // work resumes after a restart. [Store.Settle] waits for it, which makes tests
-// deterministic; [Store.Close] stops it.
+// deterministic; [Store.Close] stops it. Watches share one more backend watch, started
+// with the first of them: each watch runs one goroutine that reads the events from
+// it, decoded once for all watches, and sends its own copies. A watch that falls far
+// behind, or that asks for bookmarks, follows the backend with a watch of its own.
 //
 // # Caveats
 //
-// Objects are copied through JSON on every write, so fields without JSON encoding are
-// lost. Field selectors support metadata.name and metadata.namespace only. Server-side
+// A write works on a copy of the caller's object that is exactly what a JSON round
+// trip of it gives (times in UTC at whole seconds, empty lists and maps absent), so
+// fields without JSON encoding are lost; the caller gets back the object as stored. Field selectors support metadata.name and metadata.namespace only. Server-side
 // apply is not implemented.
 package store

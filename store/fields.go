@@ -47,6 +47,16 @@ func copyStatus(dst, src resource.Object) {
 	d.Set(reflect.ValueOf(src).Elem().FieldByIndex(idx))
 }
 
+// copyStatusDeep sets dst's status to a copy of src's that shares nothing with it.
+func copyStatusDeep(dst, src resource.Object) {
+	idx := statusIndex(reflect.TypeOf(dst))
+	if idx == nil {
+		return
+	}
+	d := reflect.ValueOf(dst).Elem().FieldByIndex(idx)
+	copierFor(d.Type())(d, reflect.ValueOf(src).Elem().FieldByIndex(idx))
+}
+
 // moveInto makes dst hold src's value (a shallow copy of the struct); src must not be
 // used afterwards. Both must be pointers to the same struct type.
 func moveInto(dst, src resource.Object) {
@@ -55,73 +65,131 @@ func moveInto(dst, src resource.Object) {
 
 // specChanged reports whether two encodings of objects of one kind differ anywhere
 // but in apiVersion, kind, metadata and status. Both come from encoding/json, so
-// they are compact and their members in a fixed order.
+// they are compact. Members are compared by key (a repeated key counts once, with its
+// last value).
 func specChanged(a, b []byte) bool {
-	fa, fb := topMembers(a), topMembers(b)
-	if fa == nil || fb == nil {
+	var bufA, bufB [16]member
+	ma, okA := members(a, bufA[:0])
+	mb, okB := members(b, bufB[:0])
+	if !okA || !okB {
 		return !bytes.Equal(a, b)
 	}
-	skip := func(k string) bool {
-		return k == "metadata" || k == "status" || k == "kind" || k == "apiVersion"
+	ma, mb = specMembers(ma), specMembers(mb)
+	if len(ma) != len(mb) {
+		return true
 	}
-	n := 0
-	for k, va := range fa {
-		if skip(k) {
-			continue
-		}
-		n++
-		if vb, ok := fb[k]; !ok || !bytes.Equal(va, vb) {
+	for _, x := range ma {
+		y, ok := findMember(mb, x.key)
+		if !ok || !bytes.Equal(x.value, y.value) {
 			return true
 		}
 	}
-	for k := range fb {
-		if !skip(k) {
-			n--
-		}
-	}
-	return n != 0
+	return false
 }
 
-// topMembers splits a compact JSON object into its members' raw values; nil when it
-// is not one.
-func topMembers(b []byte) map[string][]byte {
-	if len(b) < 2 || b[0] != '{' {
-		return nil
+// member is one member of a JSON object: its key as written (without the quotes)
+// and its value.
+type member struct {
+	key, value []byte
+}
+
+// specMembers drops the members outside the spec, and all but the last of a
+// repeated key, in place.
+func specMembers(ms []member) []member {
+	out := ms[:0]
+	for i, m := range ms {
+		switch string(m.key) {
+		case "metadata", "status", "kind", "apiVersion":
+			continue
+		}
+		if _, later := findMember(ms[i+1:], m.key); later {
+			continue
+		}
+		out = append(out, m)
 	}
-	out := map[string][]byte{}
+	return out
+}
+
+func findMember(ms []member, key []byte) (member, bool) {
+	for _, m := range ms {
+		if bytes.Equal(m.key, key) {
+			return m, true
+		}
+	}
+	return member{}, false
+}
+
+// members appends the members of the compact JSON object b to dst; false when b is
+// not one.
+func members(b []byte, dst []member) ([]member, bool) {
+	ok := eachMember(b, func(m member) bool {
+		dst = append(dst, m)
+		return true
+	})
+	return dst, ok
+}
+
+// memberNamed returns the first member of the compact JSON object b with the key
+// (as written) name.
+func memberNamed(b []byte, name string) (found member, ok bool) {
+	eachMember(b, func(m member) bool {
+		if string(m.key) == name {
+			found, ok = m, true
+			return false
+		}
+		return true
+	})
+	return found, ok
+}
+
+// eachMember calls fn with the members of the compact JSON object b in order, until
+// fn returns false; false when b is not one (as far as it went).
+func eachMember(b []byte, fn func(member) bool) bool {
+	if len(b) < 2 || b[0] != '{' {
+		return false
+	}
 	i := 1
 	for i < len(b) && b[i] != '}' {
 		if b[i] == ',' {
 			i++
 		}
 		if i >= len(b) || b[i] != '"' {
-			return nil
+			return false
 		}
 		end := skipString(b, i)
 		if end < 0 || end >= len(b) || b[end] != ':' {
-			return nil
+			return false
 		}
-		key := string(b[i+1 : end-1])
 		vs := end + 1
 		ve := skipValue(b, vs)
 		if ve < 0 {
-			return nil
+			return false
 		}
-		out[key] = b[vs:ve]
+		if !fn(member{key: b[i+1 : end-1], value: b[vs:ve]}) {
+			return true
+		}
 		i = ve
 	}
-	return out
+	return true
 }
 
 // skipString returns the index after the string starting at b[i] ('"'), or -1.
 func skipString(b []byte, i int) int {
-	for j := i + 1; j < len(b); j++ {
-		switch b[j] {
-		case '\\':
-			j++
-		case '"':
+	for j := i + 1; j < len(b); {
+		q := bytes.IndexByte(b[j:], '"')
+		if q < 0 {
+			return -1
+		}
+		j += q
+		// The quote ends the string unless an odd number of backslashes escape it.
+		n := 0
+		for k := j - 1; k > i && b[k] == '\\'; k-- {
+			n++
+		}
+		if n%2 == 0 {
 			return j + 1
 		}
+		j++
 	}
 	return -1
 }

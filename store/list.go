@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"strings"
 
 	"github.com/management-service/mgmt/resource"
@@ -116,7 +117,7 @@ func (s *Store) List(ctx context.Context, list resource.ObjectList, opts ListOpt
 		}
 	}
 
-	var items []resource.Object
+	items := newListBuilder(s, k, list)
 	limit := int(opts.Limit)
 	next := ""
 	if label, value, ok := f.labels.RequiredEquals(); ok && limit == 0 && opts.Continue == "" && rev == 0 {
@@ -131,6 +132,7 @@ func (s *Store) List(ctx context.Context, list resource.ObjectList, opts ListOpt
 		if err != nil {
 			return err
 		}
+		items.grow(len(keys))
 		for _, key := range keys {
 			kv, err := s.b.Get(ctx, key, at)
 			if errors.Is(err, backend.ErrKeyNotFound) {
@@ -139,20 +141,16 @@ func (s *Store) List(ctx context.Context, list resource.ObjectList, opts ListOpt
 			if err != nil {
 				return backendError(err)
 			}
-			obj, err := s.decode(k, kv.Key, kv.ModRevision, kv.Value, kv.ModRevision)
-			if err != nil {
+			if _, err := items.add(kv, &f); err != nil {
 				return err
 			}
-			if f.matches(obj) {
-				items = append(items, obj)
-			}
 		}
-		return s.fillList(list, k, items, at, "")
+		return items.fill(at, "")
 	}
 	for {
 		chunk := 0
 		if limit > 0 {
-			chunk = limit - len(items)
+			chunk = limit - items.len()
 			if !f.empty() && chunk < 64 {
 				chunk = 64
 			}
@@ -163,16 +161,18 @@ func (s *Store) List(ctx context.Context, list resource.ObjectList, opts ListOpt
 		}
 		rev = res.Revision
 		full := false
+		if f.empty() {
+			items.grow(len(res.KVs))
+		}
 		for i, kv := range res.KVs {
-			obj, err := s.decode(k, kv.Key, kv.ModRevision, kv.Value, kv.ModRevision)
+			added, err := items.add(kv, &f)
 			if err != nil {
 				return err
 			}
-			if !f.matches(obj) {
+			if !added {
 				continue
 			}
-			items = append(items, obj)
-			if limit > 0 && len(items) == limit {
+			if limit > 0 && items.len() == limit {
 				if i+1 < len(res.KVs) || res.More {
 					next = kv.Key + "\x00"
 				}
@@ -185,12 +185,100 @@ func (s *Store) List(ctx context.Context, list resource.ObjectList, opts ListOpt
 		}
 		start = res.KVs[len(res.KVs)-1].Key + "\x00"
 	}
-	return s.fillList(list, k, items, rev, next)
+	return items.fill(rev, next)
 }
 
-// fillList puts the items, kind and list metadata into list.
-func (s *Store) fillList(list resource.ObjectList, k *resource.KindInfo, items []resource.Object, rev int64, next string) error {
-	if err := list.SetItems(items); err != nil {
+// listBuilder collects the items of a list. Into a resource.List it copies each
+// object straight into the list's Items slice; into any other list it collects
+// objects for SetItems.
+type listBuilder struct {
+	s        *Store
+	k        *resource.KindInfo
+	list     resource.ObjectList
+	itemType reflect.Type      // *T
+	items    reflect.Value     // the []T being filled (invalid: SetItems)
+	n        int               // items filled
+	objs     []resource.Object // for SetItems
+}
+
+var listMetaPkg = reflect.TypeFor[resource.ListMeta]().PkgPath()
+
+func newListBuilder(s *Store, k *resource.KindInfo, list resource.ObjectList) *listBuilder {
+	b := &listBuilder{s: s, k: k, list: list, itemType: reflect.TypeOf(list.NewItem())}
+	lt := reflect.TypeOf(list)
+	if lt.Kind() == reflect.Pointer && lt.Elem().PkgPath() == listMetaPkg && strings.HasPrefix(lt.Elem().Name(), "List[") {
+		f := reflect.ValueOf(list).Elem().FieldByName("Items")
+		if f.IsValid() && f.Kind() == reflect.Slice && reflect.PointerTo(f.Type().Elem()) == b.itemType {
+			b.items = reflect.MakeSlice(f.Type(), 0, 0)
+		}
+	}
+	return b
+}
+
+func (b *listBuilder) len() int {
+	if b.items.IsValid() {
+		return b.n
+	}
+	return len(b.objs)
+}
+
+// grow makes room for n more items.
+func (b *listBuilder) grow(n int) {
+	if !b.items.IsValid() || b.items.Cap()-b.n >= n {
+		return
+	}
+	c := max(b.n+n, 2*b.items.Cap())
+	grown := reflect.MakeSlice(b.items.Type(), c, c)
+	reflect.Copy(grown, b.items.Slice(0, b.n))
+	b.items = grown
+}
+
+// add adds the object stored in kv, stamped with its revision, when it matches f.
+func (b *listBuilder) add(kv backend.KV, f *filter) (bool, error) {
+	s, k := b.s, b.k
+	if !b.items.IsValid() {
+		obj := b.list.NewItem()
+		if err := s.decodeTo(k, kv.Key, kv.ModRevision, kv.Value, kv.ModRevision, obj); err != nil {
+			return false, err
+		}
+		if !f.matches(obj) {
+			return false, nil
+		}
+		b.objs = append(b.objs, obj)
+		return true, nil
+	}
+	b.grow(1)
+	slot := b.items.Index(b.n).Addr().Interface().(resource.Object)
+	if s.cache == nil || kv.ModRevision == 0 {
+		if err := s.decodeTo(k, kv.Key, kv.ModRevision, kv.Value, kv.ModRevision, slot); err != nil {
+			return false, err
+		}
+		if !f.matches(slot) {
+			b.items.Index(b.n).SetZero()
+			return false, nil
+		}
+	} else {
+		// Filter on the shared object; copy only what the list returns.
+		src, rv, err := s.stored(k, kv.Key, kv.ModRevision, kv.Value, kv.ModRevision, b.itemType)
+		if err != nil {
+			return false, err
+		}
+		if !f.matches(src) {
+			return false, nil
+		}
+		deepCopyInto(slot, src)
+		slot.GetObjectMeta().ResourceVersion = rv
+	}
+	b.n++
+	return true, nil
+}
+
+// fill puts the items, kind and list metadata into the list.
+func (b *listBuilder) fill(rev int64, next string) error {
+	list, k := b.list, b.k
+	if b.items.IsValid() {
+		reflect.ValueOf(list).Elem().FieldByName("Items").Set(b.items.Slice3(0, b.n, b.n))
+	} else if err := list.SetItems(b.objs); err != nil {
 		return resource.NewInternalError(err)
 	}
 	tm := list.GetTypeMeta()

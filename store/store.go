@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -37,6 +36,10 @@ type Store struct {
 	bg        sync.WaitGroup
 	track     *tracker
 	cache     *objectCache
+
+	hubMu     sync.Mutex
+	watchHub  *watchHub // nil until the first watch that uses it
+	hubClosed bool
 }
 
 // New returns a store over b. It starts the store's background work (the reaper of
@@ -104,6 +107,7 @@ func (s *Store) Close() error {
 	s.closeOnce.Do(func() {
 		s.stop()
 		s.bg.Wait()
+		s.closeHub()
 	})
 	return nil
 }
@@ -205,19 +209,12 @@ func parseRV(rv string) (int64, error) {
 // encode writes obj as stored: JSON with resourceVersion left out (the revision is
 // the backend's ModRevision) and apiVersion and kind set.
 func (s *Store) encode(k *resource.KindInfo, obj resource.Object) ([]byte, error) {
-	tm := obj.GetTypeMeta()
-	tm.Kind, tm.APIVersion = k.Kind, k.APIVersion()
-	meta := obj.GetObjectMeta()
-	rv := meta.ResourceVersion
-	meta.ResourceVersion = ""
-	b, err := json.Marshal(obj)
-	meta.ResourceVersion = rv
+	b, err := s.encodeUnchecked(k, obj)
 	if err != nil {
-		return nil, resource.NewInternalError(fmt.Errorf("store: encode %s: %w", k.Kind, err))
+		return nil, err
 	}
 	if len(b) > s.maxSize {
-		return nil, resource.NewRequestEntityTooLarge(fmt.Sprintf(
-			"%s %q is too large: %d bytes encoded, the limit is %d", k.Kind, meta.Name, len(b), s.maxSize))
+		return nil, s.tooLarge(k, obj.GetObjectMeta().Name, len(b))
 	}
 	return b, nil
 }

@@ -1,9 +1,12 @@
 package store
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
+	"hash/maphash"
+	"maps"
 	"sort"
 	"strings"
 	"sync"
@@ -34,7 +37,34 @@ type tracker struct {
 	changed    chan struct{}                  // closed and replaced when rev or busy change
 	kick       chan struct{}
 	w          backend.Watcher
+
+	// Summaries of this store's own writes, offered just before they commit so that
+	// the loop need not decode the value again when the watch delivers it (the
+	// watch is often quicker than the writer's return). A summary is a function of
+	// the key and the stored bytes, so the loop takes one only for exactly the bytes
+	// it was made from: a value written by another store on the same backend, or
+	// one whose summary was dropped, is decoded.
+	pmu     sync.Mutex
+	seed    maphash.Seed
+	pending map[pendingKey]pendingInfo // offered and not taken yet
 }
+
+// pendingKey finds an offer by key and a hash of the value, so that the offers of
+// several writes of one key, made before the loop reaches the first, are all kept.
+type pendingKey struct {
+	key  string
+	hash uint64
+}
+
+type pendingInfo struct {
+	value []byte
+	info  *objInfo
+}
+
+// maxPending bounds the offered summaries (a loop far behind the writers could
+// otherwise hold many); beyond it an arbitrary one is dropped, and its value decoded
+// when the watch delivers it.
+const maxPending = 4096
 
 type objInfo struct {
 	kind       *resource.KindInfo
@@ -54,7 +84,8 @@ type metaOnly struct {
 }
 
 func newTracker(ctx context.Context, s *Store) (*tracker, error) {
-	t := &tracker{s: s, changed: make(chan struct{}), kick: make(chan struct{}, 1), leading: s.opts.Elector == nil}
+	t := &tracker{s: s, changed: make(chan struct{}), kick: make(chan struct{}, 1), leading: s.opts.Elector == nil,
+		seed: maphash.MakeSeed(), pending: map[pendingKey]pendingInfo{}}
 	if err := t.resync(ctx); err != nil {
 		return nil, err
 	}
@@ -104,6 +135,33 @@ func (t *tracker) resync(ctx context.Context) error {
 	return nil
 }
 
+// offer gives the loop the summary of value, about to be written at key.
+func (t *tracker) offer(key string, value []byte, info *objInfo) {
+	pk := pendingKey{key: key, hash: maphash.Bytes(t.seed, value)}
+	t.pmu.Lock()
+	if _, ok := t.pending[pk]; !ok && len(t.pending) >= maxPending {
+		for k := range t.pending {
+			delete(t.pending, k)
+			break
+		}
+	}
+	t.pending[pk] = pendingInfo{value: value, info: info}
+	t.pmu.Unlock()
+}
+
+// take returns the summary offered for exactly value at key, or nil.
+func (t *tracker) take(key string, value []byte) *objInfo {
+	pk := pendingKey{key: key, hash: maphash.Bytes(t.seed, value)}
+	t.pmu.Lock()
+	defer t.pmu.Unlock()
+	p, ok := t.pending[pk]
+	if !ok || !bytes.Equal(p.value, value) {
+		return nil
+	}
+	delete(t.pending, pk)
+	return p.info
+}
+
 // infoOf summarises a stored object; nil for keys of kinds the store does not know.
 func (s *Store) infoOf(key string, value []byte) *objInfo {
 	k := s.kindOfKey(key)
@@ -115,11 +173,16 @@ func (s *Store) infoOf(key string, value []byte) *objInfo {
 		s.log.Error("store: unreadable object in storage", "key", key, "err", err)
 		return nil
 	}
-	info := &objInfo{kind: k, key: key, namespace: m.Metadata.Namespace, name: m.Metadata.Name,
-		uid: m.Metadata.UID, owners: m.Metadata.OwnerReferences, finalizers: m.Metadata.Finalizers,
-		labels: m.Metadata.Labels}
-	if m.Metadata.DeletionTimestamp != nil {
-		d := m.Metadata.DeletionTimestamp.Time
+	return summarize(k, key, &m.Metadata)
+}
+
+// summarize builds the summary of an object of kind k at key with metadata m. The
+// summary shares m's lists and maps: m must not change afterwards.
+func summarize(k *resource.KindInfo, key string, m *resource.ObjectMeta) *objInfo {
+	info := &objInfo{kind: k, key: key, namespace: m.Namespace, name: m.Name,
+		uid: m.UID, owners: m.OwnerReferences, finalizers: m.Finalizers, labels: m.Labels}
+	if m.DeletionTimestamp != nil {
+		d := m.DeletionTimestamp.Time
 		info.deletion = &d
 	}
 	return info
@@ -138,7 +201,10 @@ func (s *Store) kindOfKey(key string) *resource.KindInfo {
 // setLocked puts (info != nil) or removes a key in the index and queues the work the
 // change causes.
 func (t *tracker) setLocked(key string, info *objInfo) {
-	if old := t.objs[key]; old != nil {
+	old := t.objs[key]
+	// Most writes keep the labels: then the label index stays as it is.
+	sameLabels := old != nil && info != nil && maps.Equal(old.labels, info.labels)
+	if old != nil {
 		for _, r := range old.owners {
 			if d := t.dependents[r.UID]; d != nil {
 				delete(d, key)
@@ -158,6 +224,9 @@ func (t *tracker) setLocked(key string, info *objInfo) {
 			}
 		}
 		for l, v := range old.labels {
+			if sameLabels {
+				break
+			}
 			if set := t.labels[l+"\x00"+v]; set != nil {
 				delete(set, key)
 				if len(set) == 0 {
@@ -173,6 +242,9 @@ func (t *tracker) setLocked(key string, info *objInfo) {
 	}
 	t.objs[key] = info
 	for l, v := range info.labels {
+		if sameLabels {
+			break
+		}
 		set := t.labels[l+"\x00"+v]
 		if set == nil {
 			set = map[string]struct{}{}
@@ -330,7 +402,11 @@ func (t *tracker) apply(be backend.Event) {
 	for {
 		switch be.Type {
 		case backend.EventPut:
-			t.setLocked(be.KV.Key, t.s.infoOf(be.KV.Key, be.KV.Value))
+			info := t.take(be.KV.Key, be.KV.Value)
+			if info == nil {
+				info = t.s.infoOf(be.KV.Key, be.KV.Value)
+			}
+			t.setLocked(be.KV.Key, info)
 		case backend.EventDelete:
 			t.setLocked(be.KV.Key, nil)
 			t.s.cache.drop(be.KV.Key)

@@ -37,6 +37,11 @@ type txEntry struct {
 	value   []byte // value inside the transaction (nil: absent)
 	rev     int64  // revision of value as read (0 when written by the tx)
 	written bool
+	// kind and obj, for a value the transaction wrote from an object (not on a dry
+	// run): obj is what decoding value gives, never changed once set. At commit its
+	// summary goes to the tracker and obj itself to the cache.
+	kind *resource.KindInfo
+	obj  resource.Object
 }
 
 type removedObject struct {
@@ -120,6 +125,20 @@ func (tx *Tx) put(key string, value []byte) {
 		tx.order = append(tx.order, key)
 	}
 	e.written, e.value, e.rev = true, value, 0
+	e.kind, e.obj = nil, nil
+}
+
+// putObject records a write of key with value, the encoding of obj; obj may change
+// afterwards (it becomes the caller's result).
+func (tx *Tx) putObject(k *resource.KindInfo, key string, value []byte, obj resource.Object) {
+	tx.put(key, value)
+	if tx.dryRun {
+		return
+	}
+	stored := deepCopy(obj)
+	stored.GetObjectMeta().ResourceVersion = "" // the revision is the backend's
+	e := tx.entries[key]
+	e.kind, e.obj = k, stored
 }
 
 // del records a delete of key.
@@ -157,14 +176,35 @@ func (tx *Tx) commit() (int64, error) {
 			return 0, errRetry
 		}
 	} else {
-		res, err := tx.s.b.Txn(tx.ctx, t)
-		if err != nil {
-			return 0, backendError(err)
+		// The tracker gets the summaries of what is written before the watch can
+		// deliver it.
+		for _, key := range tx.order {
+			if e := tx.entries[key]; e.obj != nil {
+				tx.s.track.offer(key, e.value, summarize(e.kind, key, e.obj.GetObjectMeta()))
+			}
 		}
-		if !res.Succeeded {
+		res, err := tx.s.b.Txn(tx.ctx, t)
+		if err != nil || !res.Succeeded {
+			// Nothing was written: take the offers back.
+			for _, key := range tx.order {
+				if e := tx.entries[key]; e.obj != nil {
+					tx.s.track.take(key, e.value)
+				}
+			}
+			if err != nil {
+				return 0, backendError(err)
+			}
 			return 0, errRetry
 		}
 		rev = res.Revision
+		for _, key := range tx.order {
+			if e := tx.entries[key]; e.obj != nil {
+				if resultCheck != nil {
+					resultCheck(tx.s, e.kind, key, e.value, e.obj)
+				}
+				tx.s.cache.put(key, rev, e.obj)
+			}
+		}
 	}
 	for _, fn := range tx.done {
 		if err := fn(rev); err != nil {

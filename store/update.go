@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"reflect"
 	"slices"
 
 	"github.com/management-service/mgmt/resource"
@@ -69,7 +70,7 @@ func (tx *Tx) update(obj resource.Object, opts UpdateOptions, status bool) error
 		return resource.NewNotFound(k, obj.GetObjectMeta().Name+"/status")
 	}
 	sentFields := obj.GetObjectMeta().ManagedFields // nil and [] mean different things
-	work, err := copyObject(k, obj)
+	work, err := copyObject(k, obj, s.private())
 	if err != nil {
 		return err
 	}
@@ -98,7 +99,14 @@ func (tx *Tx) update(obj resource.Object, opts UpdateOptions, status bool) error
 		}
 		return resource.NewNotFound(k, meta.Name)
 	}
-	old, err := s.decode(k, key, e.rev, e.value, e.rev)
+	var old resource.Object
+	if len(s.opts.Mutating) == 0 && len(s.opts.Validating) == 0 {
+		// No hook gets OldObject: the update only reads the stored object, so it
+		// reads the shared one (nothing of it may end up in work).
+		old, _, err = s.stored(k, key, e.rev, e.value, e.rev, reflect.TypeOf(obj))
+	} else {
+		old, err = s.decode(k, key, e.rev, e.value, e.rev)
+	}
 	if err != nil {
 		return err
 	}
@@ -120,20 +128,23 @@ func (tx *Tx) update(obj resource.Object, opts UpdateOptions, status bool) error
 		meta = work.GetObjectMeta()
 	} else {
 		if k.HasStatus {
-			copyStatus(work, deepCopy(old)) // the stored status is kept
+			copyStatusDeep(work, old) // the stored status is kept
 		}
 		var errs resource.ErrorList
 		meta.UID = oldMeta.UID
 		meta.CreationTimestamp = oldMeta.CreationTimestamp
 		switch {
 		case oldMeta.DeletionTimestamp != nil:
-			meta.DeletionTimestamp = oldMeta.DeletionTimestamp
+			t := *oldMeta.DeletionTimestamp
+			meta.DeletionTimestamp = &t
 		case meta.DeletionTimestamp != nil:
 			errs = append(errs, resource.Invalid(metaPath.Child("deletionTimestamp"), meta.DeletionTimestamp.Format("2006-01-02T15:04:05Z"), "field is immutable"))
 		}
 		switch {
+		case meta.DeletionGracePeriodSeconds == nil && oldMeta.DeletionGracePeriodSeconds != nil:
+			g := *oldMeta.DeletionGracePeriodSeconds
+			meta.DeletionGracePeriodSeconds = &g
 		case meta.DeletionGracePeriodSeconds == nil:
-			meta.DeletionGracePeriodSeconds = oldMeta.DeletionGracePeriodSeconds
 		case oldMeta.DeletionGracePeriodSeconds == nil || *meta.DeletionGracePeriodSeconds != *oldMeta.DeletionGracePeriodSeconds:
 			errs = append(errs, resource.Invalid(metaPath.Child("deletionGracePeriodSeconds"), *meta.DeletionGracePeriodSeconds, "field is immutable"))
 		}
@@ -170,10 +181,15 @@ func (tx *Tx) update(obj resource.Object, opts UpdateOptions, status bool) error
 	if err := s.admit(tx.ctx, req, metaPath); err != nil {
 		return err
 	}
-	data, err := s.encode(k, work)
+	if len(s.opts.Mutating) > 0 {
+		work = normalized(k, work) // as stored: the caller gets back what is stored
+		meta = work.GetObjectMeta()
+	}
+	first, err := s.encodeFirst(k, work)
 	if err != nil {
 		return err
 	}
+	data := first.data
 	if !status && specChanged(e.value, data) {
 		// generation counts changes of the desired state: anything outside metadata
 		// and status.
@@ -186,23 +202,23 @@ func (tx *Tx) update(obj resource.Object, opts UpdateOptions, status bool) error
 	if meta.ManagedFields, err = s.trackFields(k, meta.Name, oldMeta.ManagedFields, sentFields, e.value, data, opts.FieldManager, sub); err != nil {
 		return err
 	}
-	if data, err = s.encode(k, work); err != nil {
+	if data, err = s.finish(k, work, first); err != nil {
 		return err
 	}
 	if bytes.Equal(data, e.value) {
 		// Nothing changed: nothing is written, the resourceVersion stays.
 		rev := e.rev
-		tx.onCommit(func(int64) error { return tx.giveResult(key, data, obj, work, rev) })
+		tx.onCommit(func(int64) error { return tx.giveResult(obj, work, rev) })
 		return nil
 	}
 	if oldMeta.IsTerminating() && len(meta.Finalizers) == 0 && !s.clock.Now().Before(meta.DeletionTimestamp.Time) {
 		// The write that leaves a terminating object without finalizers removes it.
 		tx.del(key)
 		tx.removed = append(tx.removed, removedObject{kind: k, uid: oldMeta.UID})
-		tx.onCommit(func(rev int64) error { return tx.giveResult(key, data, obj, work, rev) })
+		tx.onCommit(func(rev int64) error { return tx.giveResult(obj, work, rev) })
 		return nil
 	}
-	tx.put(key, data)
-	tx.onCommit(func(rev int64) error { return tx.giveResult(key, data, obj, work, rev) })
+	tx.putObject(k, key, data, work)
+	tx.onCommit(func(rev int64) error { return tx.giveResult(obj, work, rev) })
 	return nil
 }

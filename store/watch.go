@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"errors"
+	"reflect"
 	"sync"
 	"time"
 
@@ -46,6 +47,19 @@ type Watcher struct {
 	cancel context.CancelFunc
 	done   chan struct{}
 	once   sync.Once
+}
+
+// sender returns the function that hands an event to the watcher's reader; false
+// when the watch ended first.
+func (w *Watcher) sender(ctx context.Context) func(Event) bool {
+	return func(ev Event) bool {
+		select {
+		case w.ch <- ev:
+			return true
+		case <-ctx.Done():
+			return false
+		}
+	}
 }
 
 // ResultChan returns the events. It is closed when the watch ends.
@@ -95,40 +109,52 @@ func (s *Store) Watch(ctx context.Context, example resource.Object, opts WatchOp
 		initial, from = res.KVs, res.Revision
 	}
 	wctx, cancel := context.WithCancel(ctx)
+	w := &Watcher{ch: make(chan Event, s.opts.WatchBuffer), cancel: cancel, done: make(chan struct{})}
+	if !opts.AllowBookmarks {
+		// Bookmarks need the backend's progress notifications: such a watch follows
+		// the backend itself.
+		if h := s.hub(from); h != nil {
+			if q, ok := h.start(from); ok {
+				go s.runHubWatch(wctx, w, h, q, k, reflect.TypeOf(example), f, opts, initial, from)
+				return w, nil
+			}
+		}
+	}
 	bw, err := s.b.Watch(wctx, backend.WatchOptions{Prefix: prefix, StartRevision: from + 1, ProgressNotify: opts.AllowBookmarks})
 	if err != nil {
 		cancel()
 		return nil, backendError(err)
 	}
-	w := &Watcher{ch: make(chan Event, s.opts.WatchBuffer), cancel: cancel, done: make(chan struct{})}
 	go s.runWatch(wctx, w, bw, k, f, opts, initial, from, s.clock.Now())
 	return w, nil
 }
 
+// runWatch serves a watch with a backend watch of its own.
 func (s *Store) runWatch(ctx context.Context, w *Watcher, bw backend.Watcher, k *resource.KindInfo, f filter,
 	opts WatchOptions, initial []backend.KV, from int64, lastBookmark time.Time) {
 	defer close(w.done)
 	defer close(w.ch)
 	defer bw.Stop()
-	send := func(ev Event) bool {
-		select {
-		case w.ch <- ev:
-			return true
-		case <-ctx.Done():
-			return false
-		}
+	send := w.sender(ctx)
+	if !s.sendInitial(k, f, opts, initial, from, send) {
+		return
 	}
-	fail := func(err error) {
-		send(Event{Type: Error, Err: err})
-	}
+	s.followBackend(ctx, w, bw, k, f, opts, lastBookmark, 0, 0, send)
+}
+
+// sendInitial sends the ADDED events of a watch that started without a
+// resourceVersion, and the bookmark that ends them when asked; false when the watch
+// ended.
+func (s *Store) sendInitial(k *resource.KindInfo, f filter, opts WatchOptions, initial []backend.KV, from int64,
+	send func(Event) bool) bool {
 	for _, kv := range initial {
 		obj, err := s.decode(k, kv.Key, kv.ModRevision, kv.Value, kv.ModRevision)
 		if err != nil {
-			fail(err)
-			return
+			send(Event{Type: Error, Err: err})
+			return false
 		}
 		if f.matches(obj) && !send(Event{Type: Added, Object: obj}) {
-			return
+			return false
 		}
 	}
 	if len(initial) > 0 || opts.SendInitialEvents {
@@ -138,9 +164,20 @@ func (s *Store) runWatch(ctx context.Context, w *Watcher, bw backend.Watcher, k 
 			bm.GetObjectMeta().ResourceVersion = formatRV(from)
 			bm.GetObjectMeta().Annotations = map[string]string{AnnotationInitialEventsEnd: "true"}
 			if !send(Event{Type: Bookmark, Object: bm}) {
-				return
+				return false
 			}
 		}
+	}
+	return true
+}
+
+// followBackend sends the events of the backend watch bw until it or the watch ends,
+// leaving out the first skip events of revision skipRev (sent already).
+func (s *Store) followBackend(ctx context.Context, w *Watcher, bw backend.Watcher, k *resource.KindInfo, f filter,
+	opts WatchOptions, lastBookmark time.Time, skipRev int64, skip int, send func(Event) bool) {
+	defer bw.Stop()
+	fail := func(err error) {
+		send(Event{Type: Error, Err: err})
 	}
 	for {
 		var be backend.Event
@@ -173,7 +210,19 @@ func (s *Store) runWatch(ctx context.Context, w *Watcher, bw backend.Watcher, k 
 			}
 			continue
 		}
-		ev, emit, err := s.convertEvent(k, f, be)
+		if skip > 0 && be.Revision == skipRev {
+			skip--
+			continue
+		}
+		ev, emit, err := s.convertEvent(k, f, be, func(prev bool) (resource.Object, error) {
+			kv := &be.KV
+			if prev {
+				kv = be.PrevKV
+			} else if be.Type != backend.EventPut {
+				return nil, nil
+			}
+			return s.decode(k, kv.Key, kv.ModRevision, kv.Value, be.Revision)
+		})
 		if err != nil {
 			fail(err)
 			return
@@ -185,18 +234,21 @@ func (s *Store) runWatch(ctx context.Context, w *Watcher, bw backend.Watcher, k 
 }
 
 // convertEvent turns a backend event into a watch event, applying the filter: an
-// object that starts matching is ADDED, one that stops matching is DELETED.
-func (s *Store) convertEvent(k *resource.KindInfo, f filter, be backend.Event) (Event, bool, error) {
+// object that starts matching is ADDED, one that stops matching is DELETED. object
+// gives the object after the event (prev false; nil for a delete) or before it (nil
+// for a create); the event carries one of them.
+func (s *Store) convertEvent(k *resource.KindInfo, f filter, be backend.Event,
+	object func(prev bool) (resource.Object, error)) (Event, bool, error) {
 	var cur, prev resource.Object
 	var err error
 	if be.Type == backend.EventPut {
-		if cur, err = s.decode(k, be.KV.Key, be.KV.ModRevision, be.KV.Value, be.Revision); err != nil {
+		if cur, err = object(false); err != nil {
 			return Event{}, false, err
 		}
 	}
 	needPrev := be.Type == backend.EventDelete || (!f.empty() && be.PrevKV != nil)
 	if needPrev && be.PrevKV != nil {
-		if prev, err = s.decode(k, be.PrevKV.Key, be.PrevKV.ModRevision, be.PrevKV.Value, be.Revision); err != nil {
+		if prev, err = object(true); err != nil {
 			return Event{}, false, err
 		}
 	}
