@@ -3,7 +3,6 @@ package badger_test
 import (
 	"context"
 	"fmt"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -11,44 +10,20 @@ import (
 
 	dgbadger "github.com/dgraph-io/badger/v4"
 
-	"github.com/management-service/mgmt/resource"
 	"github.com/management-service/mgmt/store"
 	"github.com/management-service/mgmt/store/backend"
 	"github.com/management-service/mgmt/store/badger"
+	"github.com/management-service/mgmt/store/storetest"
 )
 
-// The benchmarks run the operations of store/bench_test.go through the store on
-// badger, each with synced writes ("sync", the default) and without ("nosync"),
+// The benchmarks run the store benchmarks of every backend (storetest.RunBenchmarks)
+// on badger, each with synced writes ("sync", the default) and without ("nosync"),
 // and add the 16-writer group-commit benchmarks.
 
 var benchModes = []struct {
 	name   string
 	noSync bool
 }{{"sync", false}, {"nosync", true}}
-
-// benchInstance is the ~1 KB VirtualClusterInstance with 5 labels of
-// store/bench_test.go.
-func benchInstance(i int) *resource.VirtualClusterInstance {
-	return &resource.VirtualClusterInstance{
-		ObjectMeta: resource.ObjectMeta{
-			Namespace: "p-bench",
-			Name:      fmt.Sprintf("vci-%06d", i),
-			Labels: map[string]string{
-				"app": "bench", "tier": "backend", "team": fmt.Sprintf("team-%d", i%10),
-				"one-in-hundred": fmt.Sprintf("%t", i%100 == 0), "management.service/project": "bench",
-			},
-			Annotations: map[string]string{"description": strings.Repeat("x", 400)},
-		},
-		Spec: resource.VirtualClusterInstanceSpec{
-			DisplayName: fmt.Sprintf("Instance %d", i),
-			Description: strings.Repeat("d", 200),
-			Owner:       &resource.Owner{User: "alice"},
-			ClusterRef:  resource.ClusterRef{Cluster: "cluster-1", Namespace: "vcluster-ns", VirtualCluster: "vc"},
-			TemplateRef: &resource.TemplateRef{Name: "default", Version: "1.0.0"},
-			Parameters:  "replicas: 1\n",
-		},
-	}
-}
 
 // newBenchStore opens a store on a fresh badger directory, seeded with n instances
 // (written without sync by 16 writers, then reopened in the mode asked for).
@@ -64,21 +39,7 @@ func newBenchStore(b *testing.B, noSync bool, n int) (*store.Store, *badger.Back
 		if err != nil {
 			b.Fatal(err)
 		}
-		var next atomic.Int64
-		var wg sync.WaitGroup
-		for range 16 {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				for i := int(next.Add(1) - 1); i < n; i = int(next.Add(1) - 1) {
-					if err := s.Create(context.Background(), benchInstance(i), store.CreateOptions{}); err != nil {
-						b.Error(err)
-						return
-					}
-				}
-			}()
-		}
-		wg.Wait()
+		storetest.SeedBench(b, s, n)
 		_ = s.Close()
 		if err := be.Close(); err != nil {
 			b.Fatal(err)
@@ -96,119 +57,15 @@ func newBenchStore(b *testing.B, noSync bool, n int) (*store.Store, *badger.Back
 	return s, be
 }
 
-func BenchmarkCreate(b *testing.B) {
+// BenchmarkStore runs the store benchmarks of every backend (storetest.RunBenchmarks)
+// on badger, with synced writes and without.
+func BenchmarkStore(b *testing.B) {
 	for _, m := range benchModes {
 		b.Run(m.name, func(b *testing.B) {
-			s, _ := newBenchStore(b, m.noSync, 0)
-			ctx := context.Background()
-			b.ReportAllocs()
-			b.ResetTimer()
-			for i := 0; i < b.N; i++ {
-				if err := s.Create(ctx, benchInstance(i), store.CreateOptions{}); err != nil {
-					b.Fatal(err)
-				}
-			}
-		})
-	}
-}
-
-func BenchmarkGet(b *testing.B) {
-	for _, m := range benchModes {
-		b.Run(m.name, func(b *testing.B) {
-			s, _ := newBenchStore(b, m.noSync, 100)
-			ctx := context.Background()
-			out := &resource.VirtualClusterInstance{}
-			b.ReportAllocs()
-			b.ResetTimer()
-			for i := 0; i < b.N; i++ {
-				if err := s.Get(ctx, "p-bench", fmt.Sprintf("vci-%06d", i%100), out, store.GetOptions{}); err != nil {
-					b.Fatal(err)
-				}
-			}
-		})
-	}
-}
-
-func BenchmarkUpdate(b *testing.B) {
-	for _, m := range benchModes {
-		b.Run(m.name, func(b *testing.B) {
-			s, _ := newBenchStore(b, m.noSync, 0)
-			ctx := context.Background()
-			obj := benchInstance(0)
-			if err := s.Create(ctx, obj, store.CreateOptions{}); err != nil {
-				b.Fatal(err)
-			}
-			b.ReportAllocs()
-			b.ResetTimer()
-			for i := 0; i < b.N; i++ {
-				obj.Spec.DisplayName = fmt.Sprintf("Instance %d", i+1) // i+1: "Instance 0" is the created value, a no-op update
-				if err := s.Update(ctx, obj, store.UpdateOptions{}); err != nil {
-					b.Fatal(err)
-				}
-			}
-		})
-	}
-}
-
-func benchList(b *testing.B, n int, opts store.ListOptions, want int) {
-	for _, m := range benchModes {
-		b.Run(m.name, func(b *testing.B) {
-			s, _ := newBenchStore(b, m.noSync, n)
-			ctx := context.Background()
-			b.ReportAllocs()
-			b.ResetTimer()
-			for i := 0; i < b.N; i++ {
-				list := &resource.VirtualClusterInstanceList{}
-				if err := s.List(ctx, list, opts); err != nil {
-					b.Fatal(err)
-				}
-				if len(list.Items) != want {
-					b.Fatalf("listed %d, want %d", len(list.Items), want)
-				}
-			}
-		})
-	}
-}
-
-func BenchmarkList1000(b *testing.B)  { benchList(b, 1000, store.ListOptions{}, 1000) }
-func BenchmarkList10000(b *testing.B) { benchList(b, 10000, store.ListOptions{}, 10000) }
-func BenchmarkListSelector1PercentOf10000(b *testing.B) {
-	benchList(b, 10000, store.ListOptions{LabelSelector: "one-in-hundred=true"}, 100)
-}
-
-// BenchmarkWatch100 measures one update delivered to 100 watchers: an op is the write
-// plus every watcher receiving its event.
-func BenchmarkWatch100(b *testing.B) {
-	for _, m := range benchModes {
-		b.Run(m.name, func(b *testing.B) {
-			s, _ := newBenchStore(b, m.noSync, 0)
-			ctx := context.Background()
-			obj := benchInstance(0)
-			if err := s.Create(ctx, obj, store.CreateOptions{}); err != nil {
-				b.Fatal(err)
-			}
-			watchers := make([]*store.Watcher, 100)
-			for i := range watchers {
-				w, err := s.Watch(ctx, &resource.VirtualClusterInstance{}, store.WatchOptions{ResourceVersion: obj.ResourceVersion})
-				if err != nil {
-					b.Fatal(err)
-				}
-				defer w.Stop()
-				watchers[i] = w
-			}
-			b.ReportAllocs()
-			b.ResetTimer()
-			for i := 0; i < b.N; i++ {
-				obj.Spec.DisplayName = fmt.Sprintf("Instance %d", i+1) // i+1: "Instance 0" is the created value, a no-op update
-				if err := s.Update(ctx, obj, store.UpdateOptions{}); err != nil {
-					b.Fatal(err)
-				}
-				for _, w := range watchers {
-					if ev := <-w.ResultChan(); ev.Type != store.Modified {
-						b.Fatalf("event %s", ev.Type)
-					}
-				}
-			}
+			storetest.RunBenchmarks(b, func(b *testing.B, n int) *store.Store {
+				s, _ := newBenchStore(b, m.noSync, n)
+				return s
+			})
 		})
 	}
 }
@@ -255,7 +112,7 @@ func BenchmarkCreateWriters(b *testing.B) {
 				s, be := newBenchStore(b, m.noSync, 0)
 				ctx := context.Background()
 				runWriters(b, be, writers, func(i int) error {
-					return s.Create(ctx, benchInstance(i), store.CreateOptions{})
+					return s.Create(ctx, storetest.BenchInstance(i), store.CreateOptions{})
 				})
 			})
 		}

@@ -4,20 +4,19 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/management-service/mgmt/resource"
 	"github.com/management-service/mgmt/store"
 	"github.com/management-service/mgmt/store/backend"
 	"github.com/management-service/mgmt/store/etcd"
+	"github.com/management-service/mgmt/store/storetest"
 )
 
-// The benchmarks run the operations of store/bench_test.go through the store on
-// etcd, and the backend operations of store/memdb's benchmarks, against a
+// The benchmarks run the store benchmarks of every backend (storetest.RunBenchmarks)
+// on etcd, and the backend operations of store/memdb's benchmarks, against a
 // single-member etcd on loopback in the same process: "sync" is etcd as deployed
 // (its WAL fsynced on each commit), "nosync" runs it with --unsafe-no-fsync, the
 // etcd the tests use.
@@ -60,30 +59,6 @@ func benchEndpoints(b *testing.B, noSync bool) []string {
 	return syncEtcd.endpoints
 }
 
-// benchInstance is the ~1 KB VirtualClusterInstance with 5 labels of
-// store/bench_test.go.
-func benchInstance(i int) *resource.VirtualClusterInstance {
-	return &resource.VirtualClusterInstance{
-		ObjectMeta: resource.ObjectMeta{
-			Namespace: "p-bench",
-			Name:      fmt.Sprintf("vci-%06d", i),
-			Labels: map[string]string{
-				"app": "bench", "tier": "backend", "team": fmt.Sprintf("team-%d", i%10),
-				"one-in-hundred": fmt.Sprintf("%t", i%100 == 0), "management.service/project": "bench",
-			},
-			Annotations: map[string]string{"description": strings.Repeat("x", 400)},
-		},
-		Spec: resource.VirtualClusterInstanceSpec{
-			DisplayName: fmt.Sprintf("Instance %d", i),
-			Description: strings.Repeat("d", 200),
-			Owner:       &resource.Owner{User: "alice"},
-			ClusterRef:  resource.ClusterRef{Cluster: "cluster-1", Namespace: "vcluster-ns", VirtualCluster: "vc"},
-			TemplateRef: &resource.TemplateRef{Name: "default", Version: "1.0.0"},
-			Parameters:  "replicas: 1\n",
-		},
-	}
-}
-
 // seeded remembers the prefixes already seeded with n instances, per mode: the
 // list benchmarks only read, so their runs share one seeding.
 var seeded sync.Map // "mode/n" → prefix
@@ -118,141 +93,15 @@ func seed(b *testing.B, noSync bool, prefix string, n int) {
 		b.Fatal(err)
 	}
 	defer s.Close()
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range 16 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := int(next.Add(1) - 1); i < n; i = int(next.Add(1) - 1) {
-				if err := s.Create(context.Background(), benchInstance(i), store.CreateOptions{}); err != nil {
-					b.Error(err)
-					return
-				}
-			}
-		}()
-	}
-	wg.Wait()
+	storetest.SeedBench(b, s, n)
 }
 
-func BenchmarkCreate(b *testing.B) {
+// BenchmarkStore runs the store benchmarks of every backend (storetest.RunBenchmarks)
+// on etcd, with fsync and without.
+func BenchmarkStore(b *testing.B) {
 	for _, m := range benchModes {
 		b.Run(m.name, func(b *testing.B) {
-			s := newBenchStore(b, m.noSync, 0)
-			ctx := context.Background()
-			b.ReportAllocs()
-			b.ResetTimer()
-			for i := 0; i < b.N; i++ {
-				if err := s.Create(ctx, benchInstance(i), store.CreateOptions{}); err != nil {
-					b.Fatal(err)
-				}
-			}
-		})
-	}
-}
-
-func BenchmarkGet(b *testing.B) {
-	for _, m := range benchModes {
-		b.Run(m.name, func(b *testing.B) {
-			s := newBenchStore(b, m.noSync, 100)
-			ctx := context.Background()
-			out := &resource.VirtualClusterInstance{}
-			b.ReportAllocs()
-			b.ResetTimer()
-			for i := 0; i < b.N; i++ {
-				if err := s.Get(ctx, "p-bench", fmt.Sprintf("vci-%06d", i%100), out, store.GetOptions{}); err != nil {
-					b.Fatal(err)
-				}
-			}
-		})
-	}
-}
-
-func BenchmarkUpdate(b *testing.B) {
-	for _, m := range benchModes {
-		b.Run(m.name, func(b *testing.B) {
-			s := newBenchStore(b, m.noSync, 0)
-			ctx := context.Background()
-			obj := benchInstance(0)
-			if err := s.Create(ctx, obj, store.CreateOptions{}); err != nil {
-				b.Fatal(err)
-			}
-			b.ReportAllocs()
-			b.ResetTimer()
-			for i := 0; i < b.N; i++ {
-				obj.Spec.DisplayName = fmt.Sprintf("Instance %d", i+1) // i+1: "Instance 0" is the created value, a no-op update
-				if err := s.Update(ctx, obj, store.UpdateOptions{}); err != nil {
-					b.Fatal(err)
-				}
-			}
-		})
-	}
-}
-
-func benchList(b *testing.B, n int, opts store.ListOptions, want int) {
-	for _, m := range benchModes {
-		b.Run(m.name, func(b *testing.B) {
-			s := newBenchStore(b, m.noSync, n)
-			ctx := context.Background()
-			b.ReportAllocs()
-			b.ResetTimer()
-			for i := 0; i < b.N; i++ {
-				list := &resource.VirtualClusterInstanceList{}
-				if err := s.List(ctx, list, opts); err != nil {
-					b.Fatal(err)
-				}
-				if len(list.Items) != want {
-					b.Fatalf("listed %d, want %d", len(list.Items), want)
-				}
-			}
-		})
-	}
-}
-
-func BenchmarkList1000(b *testing.B)  { benchList(b, 1000, store.ListOptions{}, 1000) }
-func BenchmarkList10000(b *testing.B) { benchList(b, 10000, store.ListOptions{}, 10000) }
-func BenchmarkListSelector1PercentOf10000(b *testing.B) {
-	benchList(b, 10000, store.ListOptions{LabelSelector: "one-in-hundred=true"}, 100)
-}
-
-// BenchmarkWatch100 measures one update delivered to 100 watchers: an op is the write
-// plus every watcher receiving its event.
-func BenchmarkWatch100(b *testing.B) {
-	for _, m := range benchModes {
-		b.Run(m.name, func(b *testing.B) {
-			s := newBenchStore(b, m.noSync, 0)
-			ctx := context.Background()
-			obj := benchInstance(0)
-			if err := s.Create(ctx, obj, store.CreateOptions{}); err != nil {
-				b.Fatal(err)
-			}
-			watchers := make([]*store.Watcher, 100)
-			for i := range watchers {
-				w, err := s.Watch(ctx, &resource.VirtualClusterInstance{}, store.WatchOptions{ResourceVersion: obj.ResourceVersion})
-				if err != nil {
-					b.Fatal(err)
-				}
-				defer w.Stop()
-				watchers[i] = w
-			}
-			b.ReportAllocs()
-			b.ResetTimer()
-			for i := 0; i < b.N; i++ {
-				obj.Spec.DisplayName = fmt.Sprintf("Instance %d", i+1)
-				if err := s.Update(ctx, obj, store.UpdateOptions{}); err != nil {
-					b.Fatal(err)
-				}
-				for _, w := range watchers {
-					select {
-					case ev := <-w.ResultChan():
-						if ev.Type != store.Modified {
-							b.Fatalf("event %s", ev.Type)
-						}
-					case <-time.After(time.Minute):
-						b.Fatal("no event")
-					}
-				}
-			}
+			storetest.RunBenchmarks(b, func(b *testing.B, n int) *store.Store { return newBenchStore(b, m.noSync, n) })
 		})
 	}
 }
