@@ -2,11 +2,11 @@ package etcd
 
 import (
 	"context"
-	"fmt"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/management-service/mgmt/store/backend"
+	"github.com/management-service/mgmt/store/internal/backendkit"
 )
 
 // Txn applies t as one etcd transaction: each Compare is a comparison of the key's
@@ -21,7 +21,7 @@ import (
 // context ends, or the connection breaks, while etcd has the request, the
 // transaction may or may not have been applied: etcd cannot say.
 func (b *Backend) Txn(ctx context.Context, t backend.Txn) (backend.TxnResult, error) {
-	if err := validateTxn(t); err != nil {
+	if err := backendkit.ValidateTxn(t, 0); err != nil {
 		return backend.TxnResult{}, err
 	}
 	if err := b.check(ctx); err != nil {
@@ -67,28 +67,4 @@ func (b *Backend) Txn(ctx context.Context, t backend.Txn) (backend.TxnResult, er
 		return res, nil
 	}
 	return res, nil
-}
-
-// validateTxn refuses what the contract calls invalid before anything is sent: etcd
-// would refuse some of it with errors of its own.
-func validateTxn(t backend.Txn) error {
-	for i, c := range t.Compares {
-		if c.Key == "" {
-			return fmt.Errorf("%w: compare %d has an empty key", backend.ErrInvalidArgument, i)
-		}
-		if c.ModRevision < 0 {
-			return fmt.Errorf("%w: compare %d has negative revision %d", backend.ErrInvalidArgument, i, c.ModRevision)
-		}
-	}
-	seen := make(map[string]struct{}, len(t.Ops))
-	for i, op := range t.Ops {
-		if op.Key == "" {
-			return fmt.Errorf("%w: op %d has an empty key", backend.ErrInvalidArgument, i)
-		}
-		if _, dup := seen[op.Key]; dup {
-			return fmt.Errorf("%w: key %q appears in two ops", backend.ErrInvalidArgument, op.Key)
-		}
-		seen[op.Key] = struct{}{}
-	}
-	return nil
 }
