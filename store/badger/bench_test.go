@@ -57,6 +57,23 @@ func newBenchStore(b *testing.B, noSync bool, n int) (*store.Store, *badger.Back
 	return s, be
 }
 
+// BenchmarkBackend runs the backend benchmarks of every backend
+// (storetest.RunBackendBenchmarks) on badger, with synced writes and without.
+func BenchmarkBackend(b *testing.B) {
+	for _, m := range benchModes {
+		b.Run(m.name, func(b *testing.B) {
+			storetest.RunBackendBenchmarks(b, func(b *testing.B) backend.Backend {
+				be, err := badger.Open(b.TempDir(), badger.Options{NoSync: m.noSync})
+				if err != nil {
+					b.Fatal(err)
+				}
+				b.Cleanup(func() { _ = be.Close() })
+				return be
+			})
+		})
+	}
+}
+
 // BenchmarkStore runs the store benchmarks of every backend (storetest.RunBenchmarks)
 // on badger, with synced writes and without.
 func BenchmarkStore(b *testing.B) {

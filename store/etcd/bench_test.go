@@ -106,79 +106,16 @@ func BenchmarkStore(b *testing.B) {
 	}
 }
 
-// benchKeys writes n keys "k/00000".. with 200-byte values, one transaction each.
-func benchKeys(b *testing.B, be backend.Backend, n int) []string {
-	b.Helper()
-	keys := make([]string, n)
-	value := make([]byte, 200)
-	for i := range keys {
-		keys[i] = fmt.Sprintf("k/%05d", i)
-		if _, err := be.Txn(context.Background(), backend.Txn{Ops: []backend.Op{{Key: keys[i], Value: value}}}); err != nil {
-			b.Fatal(err)
-		}
-	}
-	return keys
-}
-
-// BenchmarkBackendTxnPut measures a read and a compare-and-swap write of one 200-byte
-// value over 1,000 keys, as store/memdb's BenchmarkTxnPut.
-func BenchmarkBackendTxnPut(b *testing.B) {
+// BenchmarkBackend runs the backend benchmarks of every backend
+// (storetest.RunBackendBenchmarks) on etcd, with fsync and without. A read at a past
+// revision is an etcd transaction of two ranges (see the package documentation).
+func BenchmarkBackend(b *testing.B) {
 	for _, m := range benchModes {
 		b.Run(m.name, func(b *testing.B) {
-			be := newBackend(b, etcd.Options{Endpoints: benchEndpoints(b, m.noSync)})
-			keys := benchKeys(b, be, 1000)
-			ctx := context.Background()
-			value := make([]byte, 200)
-			b.ReportAllocs()
-			b.ResetTimer()
-			for i := 0; i < b.N; i++ {
-				k := keys[i%len(keys)]
-				kv, err := be.Get(ctx, k, 0)
-				if err != nil {
-					b.Fatal(err)
-				}
-				res, err := be.Txn(ctx, backend.Txn{
-					Compares: []backend.Compare{{Key: k, ModRevision: kv.ModRevision}},
-					Ops:      []backend.Op{{Key: k, Value: value}},
-				})
-				if err != nil || !res.Succeeded {
-					b.Fatal(err, res)
-				}
-			}
+			storetest.RunBackendBenchmarks(b, func(b *testing.B) backend.Backend {
+				return newBackend(b, etcd.Options{Endpoints: benchEndpoints(b, m.noSync)})
+			})
 		})
-	}
-}
-
-// BenchmarkBackendGet measures a linearizable read of one key of 1,000.
-func BenchmarkBackendGet(b *testing.B) {
-	for _, m := range benchModes {
-		b.Run(m.name, func(b *testing.B) {
-			be := newBackend(b, etcd.Options{Endpoints: benchEndpoints(b, m.noSync)})
-			keys := benchKeys(b, be, 1000)
-			ctx := context.Background()
-			b.ReportAllocs()
-			b.ResetTimer()
-			for i := 0; i < b.N; i++ {
-				if _, err := be.Get(ctx, keys[i%len(keys)], 0); err != nil {
-					b.Fatal(err)
-				}
-			}
-		})
-	}
-}
-
-// BenchmarkBackendGetAtRevision measures a read of one key at a past revision: an
-// etcd transaction of two ranges (see the package documentation).
-func BenchmarkBackendGetAtRevision(b *testing.B) {
-	be := newBackend(b, etcd.Options{Endpoints: benchEndpoints(b, true)})
-	keys := benchKeys(b, be, 1000)
-	ctx := context.Background()
-	b.ReportAllocs()
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		if _, err := be.Get(ctx, keys[i%len(keys)], 1000); err != nil {
-			b.Fatal(err)
-		}
 	}
 }
 
@@ -220,36 +157,6 @@ func BenchmarkBackendTxnWriters(b *testing.B) {
 				wg.Wait()
 				b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "ops/s")
 			})
-		}
-	}
-}
-
-// BenchmarkBackendWatchFanout100 measures one write delivered to 100 backend watchers
-// of every key, as store/memdb's BenchmarkWatchFanout100.
-func BenchmarkBackendWatchFanout100(b *testing.B) {
-	be := newBackend(b, etcd.Options{Endpoints: benchEndpoints(b, true)})
-	ctx := context.Background()
-	ws := make([]backend.Watcher, 100)
-	for i := range ws {
-		w, err := be.Watch(ctx, backend.WatchOptions{Prefix: "k/"})
-		if err != nil {
-			b.Fatal(err)
-		}
-		defer w.Stop()
-		ws[i] = w
-	}
-	value := make([]byte, 200)
-	b.ReportAllocs()
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		res, err := be.Txn(ctx, backend.Txn{Ops: []backend.Op{{Key: fmt.Sprintf("k/%d", i%1000), Value: value}}})
-		if err != nil {
-			b.Fatal(err)
-		}
-		for _, w := range ws {
-			if ev := <-w.Events(); ev.Revision != res.Revision {
-				b.Fatalf("watcher got revision %d, want %d", ev.Revision, res.Revision)
-			}
 		}
 	}
 }
