@@ -1,6 +1,7 @@
 package main
 
 import (
+	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -46,8 +47,8 @@ func TestEtcd(t *testing.T) {
 	}
 }
 
-// TestEtcdFlags checks that --etcd-endpoints is read as a list and that it excludes
-// --data-dir.
+// TestEtcdFlags checks that --etcd-endpoints is read as a list, and that the etcd
+// flags refuse what would otherwise fall back to another storage quietly.
 func TestEtcdFlags(t *testing.T) {
 	o, err := app.ParseFlags([]string{"--etcd-endpoints", "http://127.0.0.1:2379, http://127.0.0.1:22379", "--etcd-prefix", "/x/"}, nil)
 	if err != nil {
@@ -56,8 +57,16 @@ func TestEtcdFlags(t *testing.T) {
 	if len(o.EtcdEndpoints) != 2 || o.EtcdEndpoints[1] != "http://127.0.0.1:22379" || o.EtcdPrefix != "/x/" {
 		t.Errorf("parsed %q %q", o.EtcdEndpoints, o.EtcdPrefix)
 	}
-	_, err = app.ParseFlags([]string{"--etcd-endpoints", "http://127.0.0.1:2379", "--data-dir", t.TempDir()}, nil)
-	if err == nil || !strings.Contains(err.Error(), "exclude each other") {
-		t.Fatalf("--data-dir with --etcd-endpoints: %v", err)
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--etcd-endpoints", "http://127.0.0.1:2379", "--data-dir", t.TempDir()}, "exclude each other"},
+		{[]string{"--etcd-endpoints", " , "}, "names no endpoint"},
+		{[]string{"--etcd-prefix", "/x/"}, "goes with --etcd-endpoints"},
+	} {
+		if _, err := app.ParseFlags(c.args, io.Discard); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%q: error %v, want one saying %q", c.args, err, c.want)
+		}
 	}
 }

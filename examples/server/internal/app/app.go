@@ -108,6 +108,14 @@ func ParseFlags(args []string, stderr io.Writer) (Options, error) {
 			o.EtcdEndpoints = append(o.EtcdEndpoints, e)
 		}
 	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if set["etcd-endpoints"] && len(o.EtcdEndpoints) == 0 {
+		return o, fmt.Errorf("--etcd-endpoints %q names no endpoint", endpoints)
+	}
+	if set["etcd-prefix"] && len(o.EtcdEndpoints) == 0 {
+		return o, errors.New("--etcd-prefix goes with --etcd-endpoints")
+	}
 	if len(o.EtcdEndpoints) > 0 && o.DataDir != "" {
 		return o, errors.New("--data-dir and --etcd-endpoints exclude each other: the objects live in one place")
 	}
