@@ -22,8 +22,9 @@ import (
 //
 // A watch the ring cannot serve follows the backend itself, as all watches used to,
 // with the backend's semantics: one that starts before what the ring holds, one whose
-// reader fell so far behind that the ring moved past its position (it goes on from
-// that position, and gets 410 Expired when the backend no longer has it either), one
+// reader fell behind (its channel full when the next event is due: it goes on from
+// that event, and gets 410 Expired once the backend no longer keeps it, as a watch
+// that never used the hub would), one whose ring position was overwritten, one
 // still running when the hub ends (the store closed or the backend's watch failed),
 // and one that asked for bookmarks (which need the backend's word that every event
 // up to a revision was delivered).
@@ -208,7 +209,9 @@ func (s *Store) runHubWatch(ctx context.Context, w *Watcher, h *watchHub, q int6
 	// The position in the backend's terms: the events of revision last under prefix
 	// this watch has looked at, count of them.
 	last, count := from, 0
+	behind := false // the reader fell behind: go on with the event at (last, count)
 	var buf []*hubEvent
+hub:
 	for {
 		var notify <-chan struct{}
 		var ended, ok bool
@@ -237,6 +240,14 @@ func (s *Store) runHubWatch(ctx context.Context, w *Watcher, h *watchHub, q int6
 			if !emit {
 				continue
 			}
+			if len(w.ch) == cap(w.ch) {
+				// The reader is behind. From this event on the watch follows the
+				// backend, whose history (not the ring) decides how far behind a
+				// reader may fall before its watch ends with 410 Expired.
+				count--
+				behind = true
+				break hub
+			}
 			// Every watch sends its own copy, stamped with the event's revision.
 			out.Object = deepCopy(out.Object)
 			out.Object.GetObjectMeta().ResourceVersion = formatRV(be.Revision)
@@ -259,7 +270,7 @@ func (s *Store) runHubWatch(ctx context.Context, w *Watcher, h *watchHub, q int6
 	}
 	// Go on from the position with a backend watch of its own.
 	start, skip := last+1, 0
-	if count > 0 {
+	if count > 0 || behind {
 		start, skip = last, count
 	}
 	if hubFallback != nil {

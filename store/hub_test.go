@@ -289,3 +289,37 @@ func newTestStore(t *testing.T, opts Options) (*Store, *memdb.Backend) {
 	t.Cleanup(func() { _ = s.Close() })
 	return s, b
 }
+
+// TestWatchHub_a_reader_behind_expires_with_the_backend checks that the ring does not
+// keep a stalled reader's watch alive past the backend's history: it ends with 410
+// Expired as a watch that never used the hub would, whatever the ring still holds.
+func TestWatchHub_a_reader_behind_expires_with_the_backend(t *testing.T) {
+	ctx := t.Context()
+	b := memdb.New(memdb.Options{HistoryRevisions: 5, WatchBuffer: 1})
+	defer b.Close()
+	s, err := New(b, Options{WatchBuffer: 1})
+	require.NoError(t, err)
+	defer s.Close()
+	rev, err := b.Revision(ctx)
+	require.NoError(t, err)
+	w, err := s.Watch(ctx, &resource.Project{}, WatchOptions{ResourceVersion: fmt.Sprint(rev)})
+	require.NoError(t, err)
+	defer w.Stop()
+	for i := range 30 { // far fewer than the ring holds, far more than the backend keeps
+		require.NoError(t, s.Create(ctx, &resource.Project{ObjectMeta: resource.ObjectMeta{Name: fmt.Sprintf("p%d", i)}}, CreateOptions{}))
+	}
+	var last Event
+	n := 0
+	for open := true; open; {
+		select {
+		case ev, ok := <-w.ResultChan():
+			if open = ok; ok {
+				last, n = ev, n+1
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("after %d events the watch neither ends nor delivers: it outlived the backend's history", n)
+		}
+	}
+	require.Equal(t, Error, last.Type, "after %d events", n)
+	assert.Equal(t, 410, resource.CodeOf(last.Err))
+}
