@@ -3,6 +3,7 @@ package badger_test
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"fmt"
 	"log/slog"
 	"maps"
@@ -14,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	dgbadger "github.com/dgraph-io/badger/v4"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -384,7 +386,7 @@ func TestTxn_TooLargeIsRejectedWithoutARevision(t *testing.T) {
 	// Small values, but too many entries for one badger transaction: the committer
 	// finds out, and answers that transaction alone with the error.
 	var keys []string
-	for i := range 3000 {
+	for i := range 4500 { // a deletion writes two entries: 9000 are too many
 		keys = append(keys, fmt.Sprintf("many/%04d", i))
 	}
 	for chunk := range slices.Chunk(keys, 500) {
@@ -417,7 +419,7 @@ func TestTxn_TooLargeIsRejectedWithoutARevision(t *testing.T) {
 	assert.Equal(t, r+8, rev, "the small transactions committed, the large one did not")
 	res, err := b.Range(t.Context(), backend.RangeOptions{Prefix: "many/"})
 	require.NoError(t, err)
-	assert.Len(t, res.KVs, 3000)
+	assert.Len(t, res.KVs, len(keys))
 }
 
 func TestBackend_ValuesAreCopied(t *testing.T) {
@@ -514,4 +516,54 @@ func (s *syncBuffer) Reset() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.buf.Reset()
+}
+
+func TestOpen_RefusesAnotherLayout(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		keys map[string][]byte
+	}{
+		// What layout 1 left: a revision, and no layout recorded.
+		{"layout 1", map[string][]byte{"m/rev": binary.BigEndian.AppendUint64(nil, 5)}},
+		{"a later layout", map[string][]byte{"m/layout": binary.BigEndian.AppendUint64(nil, 3)}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			db, err := dgbadger.Open(dgbadger.DefaultOptions(dir).WithLogger(nil))
+			require.NoError(t, err)
+			require.NoError(t, db.Update(func(txn *dgbadger.Txn) error {
+				for k, v := range tc.keys {
+					if err := txn.Set([]byte(k), v); err != nil {
+						return err
+					}
+				}
+				return nil
+			}))
+			require.NoError(t, db.Close())
+			_, err = badger.Open(dir, badger.Options{})
+			require.ErrorIs(t, err, badger.ErrLayout)
+
+			// Nothing was changed: the directory still reads as it was.
+			db, err = dgbadger.Open(dgbadger.DefaultOptions(dir).WithLogger(nil))
+			require.NoError(t, err)
+			defer db.Close()
+			require.NoError(t, db.View(func(txn *dgbadger.Txn) error {
+				_, err := txn.Get([]byte("m/layout"))
+				if _, ok := tc.keys["m/layout"]; !ok {
+					assert.ErrorIs(t, err, dgbadger.ErrKeyNotFound, "no layout is recorded over old data")
+					return nil
+				}
+				return err
+			}))
+		})
+	}
+	// A new directory gets the current layout and opens again.
+	dir := t.TempDir()
+	b := open(t, dir, badger.Options{})
+	put(t, b, "k", "v")
+	require.NoError(t, b.Close())
+	b = open(t, dir, badger.Options{})
+	kv, err := b.Get(t.Context(), "k", 0)
+	require.NoError(t, err)
+	assert.Equal(t, "v", string(kv.Value))
 }

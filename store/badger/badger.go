@@ -30,6 +30,12 @@ var (
 	// ErrCorrupt is returned when a file or a record of the directory does not
 	// decode: by Open for a table or a MANIFEST, by a read for a record.
 	ErrCorrupt = errors.New("badger: corrupt data")
+	// ErrLayout is returned by Open when the directory holds data in a layout this
+	// version of the package does not read: one written by an earlier version (layout
+	// 1 kept each current value beside its history) or by a later one. Nothing is
+	// changed: open it with the version that wrote it, and move the objects over
+	// through the store (list them from the old backend, create them in a new one).
+	ErrLayout = errors.New("badger: the directory holds data in another layout")
 )
 
 // Backend is a [backend.Backend] and [backend.Compactor] stored in a badger
@@ -174,6 +180,9 @@ func (b *Backend) recoverState() error {
 	if err != nil {
 		return err
 	}
+	if err := b.checkLayout(txn, rev); err != nil {
+		return err
+	}
 	compacted, err := readInt(txn, keyCompact)
 	if err != nil {
 		return err
@@ -200,12 +209,30 @@ func (b *Backend) recoverState() error {
 	if last != rev || compacted > rev {
 		return fmt.Errorf("%w: revision %d, last event at %d, compaction point %d", ErrCorrupt, rev, last, compacted)
 	}
+
 	b.rev, b.compacted = rev, compacted
 	b.purged = first
 	if first == 0 {
 		b.purged = rev + 1
 	}
 	return nil
+}
+
+// checkLayout checks that the data is in this package's layout, and records the
+// layout in a backend never written.
+func (b *Backend) checkLayout(txn *dgbadger.Txn, rev int64) error {
+	got, err := readInt(txn, keyLayout)
+	switch {
+	case err != nil:
+		return err
+	case got == layout:
+		return nil
+	case got != 0:
+		return fmt.Errorf("%w: layout %d, this version reads layout %d", ErrLayout, got, layout)
+	case rev != 0:
+		return fmt.Errorf("%w: layout 1 (at revision %d), this version reads layout %d", ErrLayout, rev, layout)
+	}
+	return b.db.Update(func(txn *dgbadger.Txn) error { return txn.Set(keyLayout, encodeInt(layout)) })
 }
 
 // Revision returns the current revision: that of the last transaction that changed

@@ -163,16 +163,14 @@ func (b *Backend) purgeRevisions(from, to, compacted int64) error {
 }
 
 // obsoleteVersions returns the history keys of key that no revision after keep
-// reads, newest first.
+// reads, newest first: every version older than the newest one at or before keep,
+// and that one too when it is a deletion. The current version is never among them:
+// it is the newest version, and a put.
 func obsoleteVersions(txn *dgbadger.Txn, key string, keep int64) ([][]byte, error) {
-	cur, err := getCurrent(txn, key)
-	if err != nil {
-		return nil, err
-	}
-	kept := cur != nil && cur.modRev <= keep
 	var dels [][]byte
 	it := txn.NewIterator(dgbadger.IteratorOptions{Prefix: historyKeyPrefix(key)})
 	defer it.Close()
+	kept := false
 	for it.Seek(historyKey(key, keep)); it.Valid(); it.Next() { // newest first, from keep down
 		item := it.Item()
 		if kept {

@@ -17,12 +17,16 @@
 // value-log garbage collection at a moment of its choosing with
 // [Backend.RunValueLogGC].
 //
-// Each key's current version lives at c/<key>; when it is replaced or deleted it
-// moves to a history of past versions at h/<key><revision>, from which reads at a
-// past revision are served; the events of each revision (what a watch replays) are
-// at e/<revision>, and the current revision at m/rev. The writes of a revision to
-// all four go into one badger transaction, so the data, the history, the event log
-// and the revision always agree, after a crash too.
+// Every version of a key is written once, when it is made, at h/<key><revision>,
+// and stays there until compaction no longer needs it; c/<key> says which version is
+// current. Reads at a past revision are served from h/; the events of each revision
+// (what a watch replays) are at e/<revision>, and the current revision at m/rev. A
+// write stores its value once, so an update costs no more disk than a create. The
+// writes of a revision to all four go into one badger transaction, so the data, the
+// history, the event log and the revision always agree, after a crash too. Open
+// refuses with [ErrLayout] a directory written in the layout of an earlier version
+// of this package, which kept each current value in c/ and copied it to h/ when it
+// was replaced.
 //
 // Write transactions go through one committer goroutine. It takes every transaction
 // queued at that moment (up to 1,024 or about 4 MiB), checks their compares in
@@ -72,8 +76,8 @@
 //     [Options].MemTableSize (about 9.6 MiB by default), and a key by 30,000 bytes:
 //     a larger one fails with [backend.ErrInvalidArgument], without effect.
 //   - A read at a past revision, and a paged list after the first page, walk the
-//     history as well as the current versions: they cost more than a read at the
-//     current revision. History is bounded by count, not by time: under a high write
+//     history: they cost more than a read at the current revision, which looks up
+//     where the current version is, then reads it. History is bounded by count, not by time: under a high write
 //     rate, an old revision is compacted sooner.
 //   - Disk space comes back after compaction only as badger compacts its tables.
 //     Values under 1 MiB live in badger's tables, not its value log, so the value-log

@@ -8,24 +8,33 @@ import (
 	"github.com/management-service/mgmt/store/backend"
 )
 
-// The layout of the badger keyspace. Every key of the backend lives under one of four
-// one-byte-plus-slash prefixes; badger orders keys by their bytes.
+// The layout of the badger keyspace (layout 2, recorded under m/layout). Every key of
+// the backend lives under one of four one-byte-plus-slash prefixes; badger orders keys
+// by their bytes.
 //
-//	c/<key>                       the current version of a key that exists:
-//	                              uvarint createRev, uvarint modRev, value
-//	h/<esc(key)> 0x00 0x01 <^rev> a past version of a key, at revision rev (a big-endian
-//	                              uint64, inverted so that the newest comes first):
-//	                              one flag byte (put or tombstone), uvarint createRev,
-//	                              value. A version moves here when it is replaced or
-//	                              deleted; the current version lives in c/ only.
+//	c/<key>                       the current version of a key that exists: where it
+//	                              is, not what it holds: uvarint createRev, uvarint
+//	                              modRev
+//	h/<esc(key)> 0x00 0x01 <^rev> the version of a key written at revision rev (a
+//	                              big-endian uint64, inverted so that the newest comes
+//	                              first): one flag byte (put or tombstone), uvarint
+//	                              createRev, value. Every version, the current one
+//	                              included, is written here once, when it is made, and
+//	                              stays until a compaction no longer needs it.
 //	e/<rev>                       the events of revision rev (big-endian uint64): what a
 //	                              watch replays. Values are not repeated there: they are
-//	                              read from c/ and h/.
-//	m/rev, m/compact              the current revision and the compaction point.
+//	                              read from h/.
+//	m/rev, m/compact, m/layout    the current revision, the compaction point and the
+//	                              layout of the keyspace.
 //
 // esc escapes 0x00 as 0x00 0xff and ends with 0x00 0x01: the encoding keeps the byte
 // order of keys and no encoded key is a prefix of another, so the versions of one key
 // are contiguous and sorted newest first, and the keys sort as the keys themselves.
+//
+// A write stores its value once: an update adds a version to h/ and repoints c/,
+// without copying the version it replaces (layout 1 kept the value in c/ and moved
+// the replaced version to h/, writing twice the bytes, and a synced commit's time
+// grows with its bytes).
 //
 // One revision's writes to c/, h/, e/ and m/rev go into one badger transaction (and
 // a batch of revisions into the same one), so the data, the history, the event log
@@ -36,7 +45,11 @@ var (
 	prefixEvents  = []byte("e/")
 	keyRevision   = []byte("m/rev")
 	keyCompact    = []byte("m/compact")
+	keyLayout     = []byte("m/layout")
 )
+
+// layout is the version of the keyspace layout this package reads and writes.
+const layout = 2
 
 func currentKey(key string) []byte {
 	k := make([]byte, 0, len(prefixCurrent)+len(key))
@@ -76,6 +89,14 @@ func historyScanPrefix(prefix string) []byte {
 func historyKey(key string, rev int64) []byte {
 	k := historyKeyPrefix(key)
 	return binary.BigEndian.AppendUint64(k, math.MaxUint64-uint64(rev))
+}
+
+// appendHistoryKey appends the key of key's version at rev to dst.
+func appendHistoryKey(dst []byte, key string, rev int64) []byte {
+	dst = append(dst, prefixHistory...)
+	dst = appendEscaped(dst, key)
+	dst = append(dst, 0, 1)
+	return binary.BigEndian.AppendUint64(dst, math.MaxUint64-uint64(rev))
 }
 
 // historyNextKey returns the smallest history key after every version of key.
@@ -139,7 +160,8 @@ func decodeInt(b []byte) (int64, error) {
 	return int64(binary.BigEndian.Uint64(b)), nil
 }
 
-// version is one version of a key: what c/ and h/ hold.
+// version is one version of a key: what c/ points to (without its value until it
+// is loaded from h/) and what h/ holds.
 type version struct {
 	createRev int64
 	modRev    int64
@@ -151,30 +173,25 @@ func (v *version) kv(key string) backend.KV {
 	return backend.KV{Key: key, Value: v.value, CreateRevision: v.createRev, ModRevision: v.modRev}
 }
 
-func encodeCurrent(createRev, modRev int64, value []byte) []byte {
-	b := make([]byte, 0, 2*binary.MaxVarintLen64+len(value))
+// encodeCurrent encodes a c/ record: where the current version of a key is.
+func encodeCurrent(createRev, modRev int64) []byte {
+	b := make([]byte, 0, 2*binary.MaxVarintLen64)
 	b = binary.AppendUvarint(b, uint64(createRev))
-	b = binary.AppendUvarint(b, uint64(modRev))
-	return append(b, value...)
+	return binary.AppendUvarint(b, uint64(modRev))
 }
 
-// decodeCurrent decodes a c/ record. The value is copied when copyValue is set
-// (badger's buffers are valid only inside the transaction).
-func decodeCurrent(b []byte, copyValue bool) (version, error) {
+// decodeCurrent decodes a c/ record; the version it returns has no value.
+func decodeCurrent(b []byte) (version, error) {
 	create, n := binary.Uvarint(b)
 	if n <= 0 {
 		return version{}, ErrCorrupt
 	}
 	b = b[n:]
 	mod, n := binary.Uvarint(b)
-	if n <= 0 {
+	if n <= 0 || n != len(b) || mod < create || create == 0 {
 		return version{}, ErrCorrupt
 	}
-	b = b[n:]
-	if copyValue {
-		b = append([]byte{}, b...)
-	}
-	return version{createRev: int64(create), modRev: int64(mod), value: b}, nil
+	return version{createRev: int64(create), modRev: int64(mod)}, nil
 }
 
 const (

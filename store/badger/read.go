@@ -1,6 +1,7 @@
 package badger
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"strings"
@@ -17,8 +18,8 @@ const ctxCheckEvery = 256
 // [backend.ErrKeyNotFound] when the key does not exist then,
 // [backend.ErrCompacted] when rev is older than the compaction point and
 // [backend.ErrFutureRevision] when rev is newer than the current revision. A read at
-// the current revision is one badger lookup; a read at a past one also looks in the
-// key's history.
+// the current revision is two badger lookups (where the version is, then the
+// version); a read at a past one may also look through the key's history.
 func (b *Backend) Get(ctx context.Context, key string, rev int64) (backend.KV, error) {
 	if key == "" {
 		return backend.KV{}, fmt.Errorf("%w: empty key", backend.ErrInvalidArgument)
@@ -35,7 +36,7 @@ func (b *Backend) Get(ctx context.Context, key string, rev int64) (backend.KV, e
 	var v *version
 	var err error
 	if rev == 0 {
-		v, err = getCurrent(txn, key)
+		v, err = loadCurrent(txn, key)
 	} else {
 		cur, err := readRevision(txn)
 		if err != nil {
@@ -76,8 +77,11 @@ func (b *Backend) checkRevision(rev, cur int64) error {
 // then. The value is a copy.
 func versionAt(txn *dgbadger.Txn, key string, rev int64) (*version, error) {
 	v, err := getCurrent(txn, key)
-	if err != nil || (v != nil && v.modRev <= rev) {
-		return v, err
+	if err != nil {
+		return nil, err
+	}
+	if v != nil && v.modRev <= rev {
+		return versionExact(txn, key, v.modRev)
 	}
 	it := txn.NewIterator(dgbadger.IteratorOptions{Prefix: historyKeyPrefix(key)})
 	defer it.Close()
@@ -153,27 +157,48 @@ func (b *Backend) Range(ctx context.Context, opts backend.RangeOptions) (backend
 	return res, nil
 }
 
-// rangeCurrent reads the current versions of the keys under opts.Prefix from from.
+// rangeCurrent reads the current versions of the keys under opts.Prefix from from:
+// it walks c/, which names the keys that exist and their current revision, and h/
+// beside it for the values. Both are in key order, so the h/ iterator usually finds
+// the version it needs where it stands; it seeks only past older versions.
 func rangeCurrent(ctx context.Context, txn *dgbadger.Txn, opts backend.RangeOptions, from string, res *backend.RangeResult) error {
-	it := txn.NewIterator(dgbadger.IteratorOptions{Prefix: currentKey(opts.Prefix)})
-	defer it.Close()
-	for it.Seek(currentKey(from)); it.Valid(); it.Next() {
+	cit := txn.NewIterator(dgbadger.IteratorOptions{Prefix: currentKey(opts.Prefix)})
+	defer cit.Close()
+	hit := txn.NewIterator(dgbadger.IteratorOptions{Prefix: historyScanPrefix(opts.Prefix)})
+	defer hit.Close()
+	var want []byte
+	for cit.Seek(currentKey(from)); cit.Valid(); cit.Next() {
 		if opts.Limit > 0 && len(res.KVs) == opts.Limit {
 			res.More = true
 			break
 		}
-		item := it.Item()
+		item := cit.Item()
 		key := string(item.Key()[len(prefixCurrent):])
 		var v version
 		err := item.Value(func(val []byte) error {
 			var err error
-			v, err = decodeCurrent(val, true)
+			v, err = decodeCurrent(val)
 			return err
 		})
 		if err != nil {
 			return errInternal(err)
 		}
-		res.KVs = append(res.KVs, v.kv(key))
+		want = appendHistoryKey(want[:0], key, v.modRev)
+		if !hit.Valid() || !bytes.Equal(hit.Item().Key(), want) {
+			hit.Seek(want)
+			if !hit.Valid() || !bytes.Equal(hit.Item().Key(), want) {
+				return errInternal(fmt.Errorf("%w: no version of %q at revision %d", ErrCorrupt, key, v.modRev))
+			}
+		}
+		hv, err := historyItem(hit.Item(), true)
+		if err == nil && hv == nil {
+			err = fmt.Errorf("%w: the current version of %q (revision %d) is a deletion", ErrCorrupt, key, v.modRev)
+		}
+		if err != nil {
+			return errInternal(err)
+		}
+		hit.Next()
+		res.KVs = append(res.KVs, hv.kv(key))
 		if len(res.KVs)%ctxCheckEvery == 0 {
 			if err := ctx.Err(); err != nil {
 				return err
@@ -184,73 +209,33 @@ func rangeCurrent(ctx context.Context, txn *dgbadger.Txn, opts backend.RangeOpti
 }
 
 // rangePast reads the keys under opts.Prefix from from as they were at revision at:
-// it walks the current versions and the history side by side, in key order, and
-// takes for each key its newest version at or before at.
+// it walks h/, which holds every version in key order and, for each key, newest
+// first, and takes for each key its newest version at or before at.
 func rangePast(ctx context.Context, txn *dgbadger.Txn, opts backend.RangeOptions, from string, at int64, res *backend.RangeResult) error {
-	cit := txn.NewIterator(dgbadger.IteratorOptions{Prefix: currentKey(opts.Prefix)})
-	defer cit.Close()
 	hit := txn.NewIterator(dgbadger.IteratorOptions{Prefix: historyScanPrefix(opts.Prefix)})
 	defer hit.Close()
-	cit.Seek(currentKey(from))
-	hit.Seek(historyKeyPrefix(from))
 	seen := 0
-	for cit.Valid() || hit.Valid() {
+	for hit.Seek(historyKeyPrefix(from)); hit.Valid(); {
 		if seen++; seen%ctxCheckEvery == 0 {
 			if err := ctx.Err(); err != nil {
 				return err
 			}
 		}
-		var ckey, hkey string
-		if cit.Valid() {
-			ckey = string(cit.Item().Key()[len(prefixCurrent):])
+		key, rev, err := parseHistoryKey(hit.Item().Key())
+		if err != nil {
+			return errInternal(err)
 		}
-		var hrev int64
-		if hit.Valid() {
-			var err error
-			if hkey, hrev, err = parseHistoryKey(hit.Item().Key()); err != nil {
-				return errInternal(err)
-			}
+		if rev > at {
+			// Every version of key here is too new: go to the newest at or before
+			// at, which may belong to a later key.
+			hit.Seek(historyKey(key, at))
+			continue
 		}
-		key := ckey
-		if !cit.Valid() || (hit.Valid() && hkey < ckey) {
-			key = hkey
+		found, err := historyItem(hit.Item(), true)
+		if err != nil {
+			return errInternal(err)
 		}
-		var found *version
-		if cit.Valid() && ckey == key {
-			var v version
-			err := cit.Item().Value(func(val []byte) error {
-				var err error
-				v, err = decodeCurrent(val, false)
-				if err == nil && v.modRev <= at {
-					v.value = append([]byte{}, v.value...)
-				}
-				return err
-			})
-			if err != nil {
-				return errInternal(err)
-			}
-			if v.modRev <= at {
-				found = &v
-			}
-			cit.Next()
-		}
-		if hit.Valid() && hkey == key {
-			if found == nil {
-				if hrev > at {
-					hit.Seek(historyKey(key, at))
-				}
-				if hit.Valid() {
-					if k, _, err := parseHistoryKey(hit.Item().Key()); err != nil {
-						return errInternal(err)
-					} else if k == key {
-						if found, err = historyItem(hit.Item(), true); err != nil {
-							return errInternal(err)
-						}
-					}
-				}
-			}
-			hit.Seek(historyNextKey(key))
-		}
+		hit.Seek(historyNextKey(key))
 		if found == nil {
 			continue
 		}

@@ -316,13 +316,14 @@ func (b *Backend) apply(wtx *dgbadger.Txn, r *txnReq, rev *int64, pubs *[]revEve
 		var prevKV *backend.KV
 		rec := eventRecord{key: op.Key}
 		if prev != nil {
-			kv := prev.kv(op.Key)
-			prevKV = &kv
-			rec.prevModRev, rec.prevCreateRev = prev.modRev, prev.createRev
-			// The replaced version moves to the history.
-			if err := set(historyKey(op.Key, prev.modRev), encodeHistory(prev.createRev, prev.value, false)); err != nil {
+			// The replaced version stays where it is, in h/: only its value is read,
+			// for the event.
+			pv, err := versionExact(wtx, op.Key, prev.modRev)
+			if err != nil {
 				return 0, err
 			}
+			prevKV = &backend.KV{Key: op.Key, Value: pv.value, CreateRevision: prev.createRev, ModRevision: prev.modRev}
+			rec.prevModRev, rec.prevCreateRev = prev.modRev, prev.createRev
 		}
 		if op.Delete {
 			if prev == nil {
@@ -351,7 +352,10 @@ func (b *Backend) apply(wtx *dgbadger.Txn, r *txnReq, rev *int64, pubs *[]revEve
 		if value == nil {
 			value = []byte{}
 		}
-		if err := set(currentKey(op.Key), encodeCurrent(create, next, value)); err != nil {
+		if err := set(historyKey(op.Key, next), encodeHistory(create, value, false)); err != nil {
+			return 0, err
+		}
+		if err := set(currentKey(op.Key), encodeCurrent(create, next)); err != nil {
 			return 0, err
 		}
 		rec.typ, rec.createRev = backend.EventPut, create
@@ -371,8 +375,8 @@ func (b *Backend) apply(wtx *dgbadger.Txn, r *txnReq, rev *int64, pubs *[]revEve
 	return written, nil
 }
 
-// getCurrent returns the current version of key as txn sees it, nil when the key
-// does not exist. The value is a copy.
+// getCurrent returns where the current version of key is, as txn sees it (its
+// revisions, without its value: see loadCurrent), nil when the key does not exist.
 func getCurrent(txn *dgbadger.Txn, key string) (*version, error) {
 	item, err := txn.Get(currentKey(key))
 	if errors.Is(err, dgbadger.ErrKeyNotFound) {
@@ -384,13 +388,23 @@ func getCurrent(txn *dgbadger.Txn, key string) (*version, error) {
 	var v version
 	err = item.Value(func(val []byte) error {
 		var err error
-		v, err = decodeCurrent(val, true)
+		v, err = decodeCurrent(val)
 		return err
 	})
 	if err != nil {
 		return nil, err
 	}
 	return &v, nil
+}
+
+// loadCurrent returns the current version of key with its value (a copy), nil when
+// the key does not exist.
+func loadCurrent(txn *dgbadger.Txn, key string) (*version, error) {
+	v, err := getCurrent(txn, key)
+	if v == nil || err != nil {
+		return nil, err
+	}
+	return versionExact(txn, key, v.modRev)
 }
 
 // maxKeyBytes is the longest key: badger takes keys of up to 65,000 bytes, and a

@@ -217,13 +217,9 @@ func loadEvent(txn *dgbadger.Txn, rev int64, rec eventRecord) (backend.Event, er
 	return ev, nil
 }
 
-// versionExact returns the version of key written at rev, which must exist: in the
-// current versions or in the history.
+// versionExact returns the version of key written at rev, which must exist and be a
+// put. The value is a copy.
 func versionExact(txn *dgbadger.Txn, key string, rev int64) (*version, error) {
-	v, err := getCurrent(txn, key)
-	if err != nil || (v != nil && v.modRev == rev) {
-		return v, err
-	}
 	item, err := txn.Get(historyKey(key, rev))
 	if errors.Is(err, dgbadger.ErrKeyNotFound) {
 		return nil, fmt.Errorf("%w: no version of %q at revision %d", ErrCorrupt, key, rev)
@@ -231,7 +227,7 @@ func versionExact(txn *dgbadger.Txn, key string, rev int64) (*version, error) {
 	if err != nil {
 		return nil, err
 	}
-	v, err = historyItem(item, true)
+	v, err := historyItem(item, true)
 	if err == nil && v == nil {
 		err = fmt.Errorf("%w: the version of %q at revision %d is a deletion", ErrCorrupt, key, rev)
 	}
