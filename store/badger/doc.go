@@ -34,10 +34,11 @@
 // successful one the next revision, and commits the whole batch in one badger
 // transaction: one write and one sync to disk serve every writer of the batch, and
 // writers never contend for the revision. A lone writer pays one sync per
-// transaction; many writers share them. When the previous batch carried several
-// transactions, the committer waits a moment (a quarter of the last commit's
-// duration, at most a millisecond) for as many to be queued, so that concurrent
-// writers keep meeting in the same batch.
+// transaction; many writers share them. Left alone, concurrent writers would split
+// into two cohorts that take turns, each commit serving half of them; so when a
+// commit ends, the committer counts the writers of that batch and those that queued
+// meanwhile, and waits for as many (at most half of the last commit's duration, and
+// a millisecond) before it commits the next batch.
 //
 // A watcher reads the events of the latest revisions from memory and older ones from
 // the event log, so a watch can resume from any revision at or above the compaction

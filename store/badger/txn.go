@@ -105,15 +105,17 @@ const maxGroupWait = time.Millisecond
 //
 // Left alone, concurrent writers split into two cohorts that alternate: while one
 // batch commits the next queues up, and the writers of the first come back just
-// after the committer took the second. So, when the last batch carried several
-// transactions and fewer are queued now, the committer waits for as many as it
-// carried, at most a quarter of the last commit's duration and maxGroupWait: with
-// synced writes that is a fraction of a sync, without it a few microseconds, and a
-// lone writer never waits.
+// after the committer took the second, so each commit (and each sync) serves half
+// of them. So, when a commit ends, the committer counts the writers it has seen:
+// those of the batch it just committed and those that queued meanwhile; when fewer
+// are queued at the next batch, it waits for the others, at most half of the last
+// commit's duration and maxGroupWait. With synced writes that is a fraction of a
+// sync, which a commit costs mostly whatever its size; without sync a few
+// microseconds. A lone writer never waits: it is all the writers seen.
 func (b *Backend) commitLoop() {
 	defer close(b.committerDone)
-	var lastBatch int
 	var lastCommit time.Duration
+	want := 0 // the writers seen at the end of the last commit
 	for {
 		b.qmu.Lock()
 		reqs, closed := b.queue, b.qclosed
@@ -126,16 +128,21 @@ func (b *Backend) commitLoop() {
 			<-b.kick
 			continue
 		}
-		if wait := min(lastCommit/4, maxGroupWait); lastBatch > 1 && len(reqs) < lastBatch && wait > 0 && !closed {
-			reqs = b.gather(reqs, lastBatch, wait)
+		if wait := min(lastCommit/2, maxGroupWait); len(reqs) < want && wait > 0 && !closed {
+			reqs = b.gather(reqs, want, wait)
 		}
 		start := time.Now()
-		lastBatch = len(reqs)
+		n := len(reqs)
 		for len(reqs) > 0 {
-			n := b.commitBatch(reqs[:min(len(reqs), maxBatchTxns)])
-			reqs = reqs[n:]
+			k := b.commitBatch(reqs[:min(len(reqs), maxBatchTxns)])
+			reqs = reqs[k:]
 		}
 		lastCommit = time.Since(start)
+		// The writers of this batch, should they come back, and those that queued
+		// while it committed: the next batch waits for them.
+		b.qmu.Lock()
+		want = n + len(b.queue)
+		b.qmu.Unlock()
 	}
 }
 
