@@ -279,8 +279,20 @@ func (b *Backend) apply(wtx *dgbadger.Txn, r *txnReq, rev *int64, pubs *[]revEve
 		return 0, nil
 	}
 	t := r.txn
+	// The versions the compares read, for the ops on the same keys (a create
+	// compares and writes one key): remembered for a few compares only, so that a
+	// large transaction does not scan them for each of its ops.
+	type read struct {
+		key string
+		v   *version
+	}
+	var reads []read
+	const maxReads = 4
 	failed, err := backendkit.FailedCompare(t.Compares, func(key string) (int64, error) {
 		v, err := getCurrent(wtx, key)
+		if err == nil && len(t.Compares) <= maxReads {
+			reads = append(reads, read{key, v})
+		}
 		if v == nil || err != nil {
 			return 0, err
 		}
@@ -295,7 +307,17 @@ func (b *Backend) apply(wtx *dgbadger.Txn, r *txnReq, rev *int64, pubs *[]revEve
 	}
 	prevs := make([]*version, len(t.Ops))
 	changes := 0
+ops:
 	for i, op := range t.Ops {
+		for _, rd := range reads {
+			if rd.key == op.Key {
+				prevs[i] = rd.v
+				if !op.Delete || rd.v != nil {
+					changes++
+				}
+				continue ops
+			}
+		}
 		v, err := getCurrent(wtx, op.Key)
 		if err != nil {
 			return 0, err
