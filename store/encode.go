@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"strconv"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/management-service/mgmt/resource"
 )
@@ -162,12 +163,11 @@ func appendManagedFields(dst []byte, mf []resource.ManagedFieldsEntry) ([]byte, 
 			return nil, false
 		}
 		if e.Time != nil {
-			t, err := e.Time.MarshalJSON()
-			if err != nil {
+			field("time")
+			var ok bool
+			if dst, ok = appendTime(dst, *e.Time); !ok {
 				return nil, false
 			}
-			field("time")
-			dst = append(dst, t...)
 		}
 		if !str("fieldsType", e.FieldsType) {
 			return nil, false
@@ -187,22 +187,87 @@ func appendManagedFields(dst []byte, mf []resource.ManagedFieldsEntry) ([]byte, 
 	return append(dst, ']'), true
 }
 
-// appendJSONString appends s as a JSON string: as it is when it holds only printable
-// ASCII that json.Marshal does not escape, through json.Marshal otherwise.
+// appendJSONString appends s as json.Marshal writes a string: printable ASCII as it
+// is, with '"', '\\', '\n', '\r', '\t', '<', '>' and '&' escaped, and valid UTF-8
+// other than U+2028 and U+2029 as it is. Anything else (other control characters,
+// invalid UTF-8, U+2028, U+2029) goes through json.Marshal.
 func appendJSONString(dst []byte, s string) ([]byte, bool) {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c > 0x7e || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+	orig := dst
+	dst = append(dst, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		if i+8 <= len(s) && plain8(s[i:i+8]) {
+			i += 8
+			continue
+		}
+		c := s[i]
+		if jsonPlain[c] {
+			i++
+			continue
+		}
+		var esc string
+		switch c {
+		case '"':
+			esc = `\"`
+		case '\\':
+			esc = `\\`
+		case '\n':
+			esc = `\n`
+		case '\r':
+			esc = `\r`
+		case '\t':
+			esc = `\t`
+		case '<':
+			esc = `\u003c`
+		case '>':
+			esc = `\u003e`
+		case '&':
+			esc = `\u0026`
+		default:
+			if c >= utf8.RuneSelf {
+				r, size := utf8.DecodeRuneInString(s[i:])
+				if !(r == utf8.RuneError && size == 1) && r != '\u2028' && r != '\u2029' {
+					i += size
+					continue
+				}
+			}
 			b, err := json.Marshal(s)
 			if err != nil {
 				return nil, false
 			}
-			return append(dst, b...), true
+			return append(orig, b...), true
 		}
+		dst = append(dst, s[start:i]...)
+		dst = append(dst, esc...)
+		i++
+		start = i
 	}
-	dst = append(dst, '"')
-	dst = append(dst, s...)
+	dst = append(dst, s[start:]...)
 	return append(dst, '"'), true
 }
+
+// plain8 reports whether the 8 bytes of s are all jsonPlain, a word at a time: none
+// is below 0x20 or from 0x80 on, and none is '"', '\\', '<', '>' or '&'.
+func plain8(s string) bool {
+	const lsb, msb = 0x0101010101010101, 0x8080808080808080
+	w := uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
+		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
+	// zero marks a word with a zero byte (exactly: a false mark only ever follows a
+	// true one).
+	zero := func(x uint64) uint64 { return (x - lsb) &^ x & msb }
+	bad := w&msb | (w-lsb*0x20)&^w&msb |
+		zero(w^(lsb*'"')) | zero(w^(lsb*'\\')) | zero(w^(lsb*'<')) | zero(w^(lsb*'>')) | zero(w^(lsb*'&'))
+	return bad == 0
+}
+
+// jsonPlain marks the bytes json.Marshal writes in a string as they are: ASCII from
+// space on, except '"', '\\', '<', '>' and '&'.
+var jsonPlain = func() (t [256]bool) {
+	for c := 0x20; c < utf8.RuneSelf; c++ {
+		t[c] = c != '"' && c != '\\' && c != '<' && c != '>' && c != '&'
+	}
+	return t
+}()
 
 // spliceable reports whether objects of type t (a pointer to a struct) encode as plain
 // structs whose "metadata" is a resource.ObjectMeta with managedFields last, so that
@@ -261,16 +326,33 @@ var spliceLayoutKnown = func() bool {
 // encodeUnchecked is encode without the size limit.
 func (s *Store) encodeUnchecked(k *resource.KindInfo, obj resource.Object) ([]byte, error) {
 	tm := obj.GetTypeMeta()
-	tm.Kind, tm.APIVersion = k.Kind, k.APIVersion()
+	tm.Kind, tm.APIVersion = k.Kind, apiVersionOf(k, tm.APIVersion)
 	meta := obj.GetObjectMeta()
 	rv := meta.ResourceVersion
 	meta.ResourceVersion = ""
-	b, err := json.Marshal(obj)
+	b, ok := appendObject(obj)
+	var err error
+	if !ok {
+		b, err = json.Marshal(obj)
+	}
 	meta.ResourceVersion = rv
 	if err != nil {
 		return nil, resource.NewInternalError(fmt.Errorf("store: encode %s: %w", k.Kind, err))
 	}
 	return b, nil
+}
+
+// apiVersionOf returns k.APIVersion(), which is have when have is that already (it
+// then costs no allocation).
+func apiVersionOf(k *resource.KindInfo, have string) string {
+	g, v := k.Group, k.Version
+	if g == "" {
+		return v
+	}
+	if len(have) == len(g)+1+len(v) && have[:len(g)] == g && have[len(g)] == '/' && have[len(g)+1:] == v {
+		return have
+	}
+	return k.APIVersion()
 }
 
 // tooLarge is the error for an object of n encoded bytes, over the limit.

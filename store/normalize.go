@@ -304,28 +304,8 @@ func (b *normBuilder) structFields(t reflect.Type, names map[string]bool) ([]nor
 	var out []normField
 	for i := 0; i < t.NumField(); i++ {
 		sf := t.Field(i)
-		if !sf.IsExported() {
-			return nil, false
-		}
-		tag := sf.Tag.Get("json")
-		if tag == "-" {
-			return nil, false
-		}
-		name, opts, _ := strings.Cut(tag, ",")
-		omitEmpty, omitZero := false, false
-		for opts != "" {
-			var o string
-			o, opts, _ = strings.Cut(opts, ",")
-			switch o {
-			case "omitempty":
-				omitEmpty = true
-			case "omitzero":
-				omitZero = true
-			case "string":
-				return nil, false
-			}
-		}
-		if name != "" && !validTagName(name) {
+		name, omitEmpty, omitZero, ok := jsonField(sf)
+		if !ok {
 			return nil, false
 		}
 		if sf.Anonymous && name == "" {
@@ -600,4 +580,35 @@ func (c *jsonChecker) string() bool {
 		}
 	}
 	return false
+}
+
+// jsonField reads the json tag of sf: its name ("" for the Go name) and its
+// omitempty and omitzero options; false for a field the normalizer and the encoder
+// do not cover: unexported, left out ("-"), with the ",string" option, or with a
+// name that encoding/json would escape or ignore.
+func jsonField(sf reflect.StructField) (name string, omitEmpty, omitZero, ok bool) {
+	if !sf.IsExported() {
+		return "", false, false, false
+	}
+	tag := sf.Tag.Get("json")
+	if tag == "-" {
+		return "", false, false, false
+	}
+	name, opts, _ := strings.Cut(tag, ",")
+	for opts != "" {
+		var o string
+		o, opts, _ = strings.Cut(opts, ",")
+		switch o {
+		case "omitempty":
+			omitEmpty = true
+		case "omitzero":
+			omitZero = true
+		case "string":
+			return "", false, false, false
+		}
+	}
+	if name != "" && !validTagName(name) {
+		return "", false, false, false
+	}
+	return name, omitEmpty, omitZero, true
 }
