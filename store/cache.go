@@ -58,6 +58,14 @@ func (c *objectCache) put(key string, rev int64, obj resource.Object) {
 	if c == nil || rev == 0 {
 		return
 	}
+	c.putRV(key, rev, formatRV(rev), obj)
+}
+
+// putRV is put with rv, rev as a resourceVersion.
+func (c *objectCache) putRV(key string, rev int64, rv string, obj resource.Object) {
+	if c == nil || rev == 0 {
+		return
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if old, ok := c.m[key]; ok && old.rev > rev {
@@ -69,7 +77,7 @@ func (c *objectCache) put(key string, rev int64, obj resource.Object) {
 			break
 		}
 	}
-	c.m[key] = cacheEntry{rev: rev, obj: obj, rv: formatRV(rev)}
+	c.m[key] = cacheEntry{rev: rev, obj: obj, rv: rv}
 }
 
 func (c *objectCache) drop(key string) {
@@ -173,7 +181,7 @@ func (tx *Tx) giveResult(out, written resource.Object, rev int64) error {
 	written.GetObjectMeta().ResourceVersion = ""
 	moveInto(out, written)
 	if rev != 0 {
-		out.GetObjectMeta().ResourceVersion = formatRV(rev)
+		out.GetObjectMeta().ResourceVersion = tx.formatRV(rev)
 	}
 	return nil
 }

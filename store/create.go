@@ -16,12 +16,41 @@ import (
 // AlreadyExists when the name is taken (also when every generated name collided);
 // 413 when the encoded object is larger than the limit; an admission hook's error.
 func (s *Store) Create(ctx context.Context, obj resource.Object, opts CreateOptions) error {
-	_, err := s.runTxn(ctx, opts.DryRun, func(tx *Tx) error { return tx.Create(obj, opts) })
+	var run createRun
+	_, err := s.runTxn(ctx, opts.DryRun, func(tx *Tx) error { return tx.create(obj, opts, &run) })
 	return err
+}
+
+// createRun is what a [Store.Create] carries from one run of its transaction to the
+// next.
+//
+// A create of a given name in a transaction of its own need not read the key first
+// to learn that it is free: the commit's compare on ModRevision 0 refuses the write
+// when the key exists, exactly as it refuses it when the key was read as absent and
+// created since. So the first run assumes the name is free and skips the read (a
+// backend read per create). Should the commit fail for any reason, the next run
+// reads the key as every create used to, and answers what that read decides
+// (AlreadyExists, or the write); it is not counted as a conflict retry, and it
+// reuses the uid and creationTimestamp the first run drew, so a store with a
+// deterministic uid source hands out the same uids as when the first run had read.
+// An error of the first run after the point of the read is answered only after the
+// read, as before: AlreadyExists when the key exists. The assumption is made only
+// where nothing outside the store can see that the read came later: no admission
+// hooks, no owner authorizer, no dry run, no generated name.
+type createRun struct {
+	assumed bool          // the first run assumed the name free (and did not commit)
+	reran   bool          // a run after it took over what it drew
+	uid     string        // the uid it drew
+	created resource.Time // the creationTimestamp it drew
 }
 
 // Create stores a new object in the transaction; see [Store.Create].
 func (tx *Tx) Create(obj resource.Object, opts CreateOptions) error {
+	return tx.create(obj, opts, nil)
+}
+
+// create is Create; run is nil in a transaction of the caller's.
+func (tx *Tx) create(obj resource.Object, opts CreateOptions, run *createRun) error {
 	s := tx.s
 	k, err := s.kindOf(obj)
 	if err != nil {
@@ -51,13 +80,40 @@ func (tx *Tx) Create(obj resource.Object, opts CreateOptions) error {
 	if errs := resource.ValidateObjectMeta(meta, k.Namespaced, metaPath); len(errs) > 0 {
 		return resource.NewInvalid(k, nameForError(meta), errs)
 	}
-	meta.UID = s.newUID()
-	meta.CreationTimestamp = resource.NewTime(s.clock.Now())
+	assume := run != nil && !run.assumed
+	if run != nil && run.assumed && !run.reran {
+		// The run before assumed the name free and did not commit: this one reads,
+		// with what that run drew.
+		meta.UID, meta.CreationTimestamp = run.uid, run.created
+		run.reran = true
+	} else {
+		meta.UID = s.newUID()
+		meta.CreationTimestamp = resource.NewTime(s.clock.Now())
+	}
 	if err := s.checkOwnerReferences(tx.ctx, k, nil, meta, opts.User); err != nil {
 		return err
 	}
 
 	generate := meta.Name == ""
+	var key string
+	if assume && !generate && !tx.dryRun && s.private() {
+		key = objectKey(k, meta.Namespace, meta.Name)
+		if _, seen := tx.entry(key); !seen {
+			// Assume the name is free; see createRun.
+			tx.newEntry(key, txEntry{read: true})
+			tx.assumed = true
+			run.assumed, run.uid, run.created = true, meta.UID, meta.CreationTimestamp
+			err := tx.createFree(obj, work, k, key, sentFields, opts, metaPath)
+			if err != nil {
+				// Answer as when the key had been read first.
+				tx.forget(key)
+				if ferr := tx.nameFree(k, key, meta.Name); ferr != nil {
+					return ferr
+				}
+			}
+			return err
+		}
+	}
 	for attempt := 1; ; attempt++ {
 		if generate {
 			meta.Name = generatedName(meta.GenerateName, s.suffix)
@@ -65,7 +121,13 @@ func (tx *Tx) Create(obj resource.Object, opts CreateOptions) error {
 				return resource.NewInvalid(k, meta.Name, errs)
 			}
 		}
-		key := objectKey(k, meta.Namespace, meta.Name)
+		key = objectKey(k, meta.Namespace, meta.Name)
+		if !generate {
+			if err := tx.nameFree(k, key, meta.Name); err != nil {
+				return err
+			}
+			break
+		}
 		e, err := tx.get(key)
 		if err != nil {
 			return err
@@ -73,21 +135,39 @@ func (tx *Tx) Create(obj resource.Object, opts CreateOptions) error {
 		if e.value == nil {
 			break
 		}
-		if generate && attempt < MaxGenerateNameAttempts {
+		if attempt < MaxGenerateNameAttempts {
 			continue
 		}
-		if generate {
-			return resource.NewGenerateNameConflict(k, meta.Name, 1)
-		}
-		existing, derr := s.decode(k, key, e.rev, e.value, e.rev)
-		if derr == nil && existing.GetObjectMeta().IsTerminating() {
-			err := resource.NewAlreadyExists(k, meta.Name)
-			err.ErrStatus.Message = "object is being deleted: " + err.ErrStatus.Message
-			return err
-		}
-		return resource.NewAlreadyExists(k, meta.Name)
+		return resource.NewGenerateNameConflict(k, meta.Name, 1)
 	}
+	return tx.createFree(obj, work, k, key, sentFields, opts, metaPath)
+}
 
+// nameFree reads key in the transaction: nil when it is absent, else AlreadyExists
+// (or the read's error).
+func (tx *Tx) nameFree(k *resource.KindInfo, key, name string) error {
+	e, err := tx.get(key)
+	if err != nil {
+		return err
+	}
+	if e.value == nil {
+		return nil
+	}
+	existing, derr := tx.s.decode(k, key, e.rev, e.value, e.rev)
+	if derr == nil && existing.GetObjectMeta().IsTerminating() {
+		err := resource.NewAlreadyExists(k, name)
+		err.ErrStatus.Message = "object is being deleted: " + err.ErrStatus.Message
+		return err
+	}
+	return resource.NewAlreadyExists(k, name)
+}
+
+// createFree is the rest of a create once its name is known to be free (or assumed
+// so): admission, encoding, managedFields, and the write of work at key.
+func (tx *Tx) createFree(obj, work resource.Object, k *resource.KindInfo, key string,
+	sentFields []resource.ManagedFieldsEntry, opts CreateOptions, metaPath resource.Path) error {
+	s := tx.s
+	meta := work.GetObjectMeta()
 	req := &AdmissionRequest{Operation: OperationCreate, Kind: k, Object: work, User: opts.User, DryRun: tx.dryRun}
 	if err := s.admit(tx.ctx, req, metaPath); err != nil {
 		return err
@@ -101,13 +181,12 @@ func (tx *Tx) Create(obj resource.Object, opts CreateOptions) error {
 		return err
 	}
 	data := first.data
-	if meta.ManagedFields, err = s.trackFields(k, meta.Name, nil, sentFields, nil, data, opts.FieldManager, ""); err != nil {
+	if meta.ManagedFields, err = s.trackFields(k, work.GetTypeMeta().APIVersion, meta.Name, nil, sentFields, nil, data, opts.FieldManager, ""); err != nil {
 		return err
 	}
 	if data, err = s.finish(k, work, first); err != nil {
 		return err
 	}
-	key := objectKey(k, meta.Namespace, meta.Name)
 	tx.putObject(k, key, data, work)
 	tx.onCommit(func(rev int64) error { return tx.giveResult(obj, work, rev) })
 	return nil

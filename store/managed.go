@@ -11,8 +11,9 @@ import (
 
 // trackFields returns the managedFields of a write: starting from the stored entries
 // (live) or those the client sent, it records what the write changed under the
-// caller's field manager (package internal/managedfields has the rules).
-func (s *Store) trackFields(k *resource.KindInfo, name string, live, sent []resource.ManagedFieldsEntry,
+// caller's field manager (package internal/managedfields has the rules). apiVersion
+// is the object's: when it is k's, it is used rather than built again.
+func (s *Store) trackFields(k *resource.KindInfo, apiVersion, name string, live, sent []resource.ManagedFieldsEntry,
 	oldData, newData []byte, manager, subresource string) ([]resource.ManagedFieldsEntry, error) {
 	if len(manager) > 128 {
 		return nil, resource.NewInvalid(k, name, resource.ErrorList{resource.TooLong(resource.NewPath("fieldManager"), manager, 128)})
@@ -26,7 +27,7 @@ func (s *Store) trackFields(k *resource.KindInfo, name string, live, sent []reso
 	if err == nil {
 		var out []resource.ManagedFieldsEntry
 		out, err = managedfields.Update(base, oldData, newData, managedfields.Write{
-			Manager: manager, APIVersion: k.APIVersion(), Subresource: subresource,
+			Manager: manager, APIVersion: apiVersionOf(k, apiVersion), Subresource: subresource,
 			Now: s.clock.Now(), StatusSubresource: k.HasStatus,
 		})
 		if err == nil {

@@ -157,10 +157,15 @@ func nsPrefix(k *resource.KindInfo, namespace string) string {
 
 // objectKey is the backend key of one object.
 func objectKey(k *resource.KindInfo, namespace, name string) string {
-	if k.Namespaced {
-		return keyPrefix(k) + namespace + "/" + name
+	// keyPrefix, written out so that the key is built in one allocation.
+	g := k.Group
+	if g == "" {
+		g = "core"
 	}
-	return keyPrefix(k) + name
+	if k.Namespaced {
+		return "/" + g + "/" + k.Resource + "/" + namespace + "/" + name
+	}
+	return "/" + g + "/" + k.Resource + "/" + name
 }
 
 // normalizeNamespace applies the kind's scope to a requested namespace.

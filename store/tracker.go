@@ -34,7 +34,7 @@ type tracker struct {
 	rev        int64                          // last revision applied to the index
 	busy       bool                           // the loop is working on the queue or reaping
 	leading    bool                           // this store runs the reaper and the collector
-	changed    chan struct{}                  // closed and replaced when rev or busy change
+	changed    chan struct{}                  // closed and dropped when rev or busy change (nil: nobody waits)
 	kick       chan struct{}
 	w          backend.Watcher
 
@@ -84,7 +84,7 @@ type metaOnly struct {
 }
 
 func newTracker(ctx context.Context, s *Store) (*tracker, error) {
-	t := &tracker{s: s, changed: make(chan struct{}), kick: make(chan struct{}, 1), leading: s.opts.Elector == nil,
+	t := &tracker{s: s, kick: make(chan struct{}, 1), leading: s.opts.Elector == nil,
 		seed: maphash.MakeSeed(), pending: map[pendingKey]pendingInfo{}}
 	if err := t.resync(ctx); err != nil {
 		return nil, err
@@ -329,8 +329,20 @@ func (s *Store) Leading() bool {
 }
 
 func (t *tracker) signalLocked() {
-	close(t.changed)
-	t.changed = make(chan struct{})
+	// Only a waiter needs a channel (changedLocked makes one): most changes have
+	// none to wake.
+	if t.changed != nil {
+		close(t.changed)
+		t.changed = nil
+	}
+}
+
+// changedLocked returns a channel that is closed at the next change of rev or busy.
+func (t *tracker) changedLocked() <-chan struct{} {
+	if t.changed == nil {
+		t.changed = make(chan struct{})
+	}
+	return t.changed
 }
 
 // notify wakes the loop.
@@ -520,7 +532,7 @@ func (s *Store) Settle(ctx context.Context) error {
 			t := s.track
 			t.mu.Lock()
 			caught := t.rev >= rev
-			ch := t.changed
+			ch := t.changedLocked()
 			t.mu.Unlock()
 			if caught {
 				break
@@ -537,7 +549,7 @@ func (s *Store) Settle(ctx context.Context) error {
 			t := s.track
 			t.mu.Lock()
 			idle := !t.busy && len(t.queue) == 0 && (!t.leading || !t.dueLocked(s.clock.Now()))
-			ch := t.changed
+			ch := t.changedLocked()
 			t.mu.Unlock()
 			if idle {
 				break
@@ -577,7 +589,7 @@ func (t *tracker) keysWithLabel(ctx context.Context, prefix, label, value string
 			sort.Strings(keys)
 			return keys, rev, nil
 		}
-		ch := t.changed
+		ch := t.changedLocked()
 		t.mu.Unlock()
 		select {
 		case <-ch:

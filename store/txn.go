@@ -21,14 +21,100 @@ type TxnOptions struct {
 // result only when the transaction commits. A Tx must not be used after its function
 // returns.
 type Tx struct {
-	s       *Store
-	ctx     context.Context
-	dryRun  bool
-	entries map[string]*txEntry
-	order   []string
-	done    []func(rev int64) error
+	s      *Store
+	ctx    context.Context
+	dryRun bool
+	// The entries: keys[i]'s is vals[i]; index holds them all too once there are
+	// more than smallTx (see entry).
+	keys  []string
+	vals  []*txEntry
+	index map[string]*txEntry
+	order []string
+	done  []func(rev int64) error
 	// removed lists the objects the transaction removes, for the garbage collector.
 	removed []removedObject
+	// assumed says a key was taken to be absent without reading it (see createRun):
+	// when the commit fails, the transaction runs again, reading it.
+	assumed bool
+	// committed says the backend applied the transaction's writes, at revision rev
+	// (rv as a resourceVersion).
+	committed bool
+	rev       int64
+	rv        string
+
+	// Room for a transaction of one key, most of them, so that it needs no
+	// allocations of its own for its bookkeeping.
+	keyBuf       [1]string
+	valBuf       [1]*txEntry
+	entryBuf     [1]txEntry
+	entryBufUsed bool
+	orderBuf     [1]string
+	doneBuf      [1]func(rev int64) error
+	cmpBuf       [1]backend.Compare
+	opBuf        [1]backend.Op
+}
+
+// smallTx is how many entries a transaction looks up by scanning its keys; beyond, it
+// indexes them in a map.
+const smallTx = 8
+
+// newTx returns a transaction with no entries.
+func newTx(s *Store, ctx context.Context, dryRun bool) *Tx {
+	tx := &Tx{s: s, ctx: ctx, dryRun: dryRun}
+	tx.keys, tx.vals = tx.keyBuf[:0], tx.valBuf[:0]
+	tx.order, tx.done = tx.orderBuf[:0], tx.doneBuf[:0]
+	return tx
+}
+
+// entry returns the entry of key, if the transaction has one.
+func (tx *Tx) entry(key string) (*txEntry, bool) {
+	if tx.index != nil {
+		e, ok := tx.index[key]
+		return e, ok
+	}
+	for i, k := range tx.keys {
+		if k == key {
+			return tx.vals[i], true
+		}
+	}
+	return nil, false
+}
+
+// newEntry adds an entry for key, which has none, and returns it.
+func (tx *Tx) newEntry(key string, e txEntry) *txEntry {
+	var p *txEntry
+	if !tx.entryBufUsed {
+		tx.entryBufUsed = true
+		p = &tx.entryBuf[0]
+		*p = e
+	} else {
+		p = &e
+	}
+	tx.keys, tx.vals = append(tx.keys, key), append(tx.vals, p)
+	if tx.index != nil {
+		tx.index[key] = p
+	} else if len(tx.keys) > smallTx {
+		tx.index = make(map[string]*txEntry, 2*len(tx.keys))
+		for i, k := range tx.keys {
+			tx.index[k] = tx.vals[i]
+		}
+	}
+	return p
+}
+
+// forget drops the entry of key, which must be neither written nor read by anything
+// but the caller.
+func (tx *Tx) forget(key string) {
+	for i, k := range tx.keys {
+		if k == key {
+			tx.keys = append(tx.keys[:i], tx.keys[i+1:]...)
+			tx.vals = append(tx.vals[:i], tx.vals[i+1:]...)
+			break
+		}
+	}
+	if tx.index != nil {
+		delete(tx.index, key)
+	}
 }
 
 type txEntry struct {
@@ -67,13 +153,19 @@ func (s *Store) runTxn(ctx context.Context, dryRun bool, fn func(tx *Tx) error) 
 		if err := ctx.Err(); err != nil {
 			return 0, backendError(err)
 		}
-		tx := &Tx{s: s, ctx: ctx, dryRun: dryRun, entries: map[string]*txEntry{}}
+		tx := newTx(s, ctx, dryRun)
 		err := fn(tx)
 		if err == nil {
 			var rev int64
 			rev, err = tx.commit()
 			if err == nil {
 				return rev, nil
+			}
+			if tx.assumed && !tx.committed {
+				// What the commit refused may be the assumption: the next run
+				// reads, and is not a retry of a conflict.
+				attempt--
+				continue
 			}
 		} else if !errors.Is(err, errRetry) {
 			// An answer drawn from reads of several keys must come from one state:
@@ -98,11 +190,11 @@ func (s *Store) runTxn(ctx context.Context, dryRun bool, fn func(tx *Tx) error) 
 
 // get returns the value of key inside the transaction (nil when absent).
 func (tx *Tx) get(key string) (*txEntry, error) {
-	if e, ok := tx.entries[key]; ok {
+	if e, ok := tx.entry(key); ok {
 		return e, nil
 	}
 	kv, err := tx.s.b.Get(tx.ctx, key, 0)
-	e := &txEntry{read: true}
+	e := txEntry{read: true}
 	switch {
 	case err == nil:
 		e.value, e.readRev, e.rev = kv.Value, kv.ModRevision, kv.ModRevision
@@ -110,16 +202,14 @@ func (tx *Tx) get(key string) (*txEntry, error) {
 	default:
 		return nil, backendError(err)
 	}
-	tx.entries[key] = e
-	return e, nil
+	return tx.newEntry(key, e), nil
 }
 
 // put records a write of key.
 func (tx *Tx) put(key string, value []byte) {
-	e := tx.entries[key]
-	if e == nil {
-		e = &txEntry{}
-		tx.entries[key] = e
+	e, ok := tx.entry(key)
+	if !ok {
+		e = tx.newEntry(key, txEntry{})
 	}
 	if !e.written {
 		tx.order = append(tx.order, key)
@@ -137,7 +227,7 @@ func (tx *Tx) putObject(k *resource.KindInfo, key string, value []byte, obj reso
 	}
 	stored := deepCopy(obj)
 	stored.GetObjectMeta().ResourceVersion = "" // the revision is the backend's
-	e := tx.entries[key]
+	e, _ := tx.entry(key)
 	e.kind, e.obj = k, stored
 }
 
@@ -149,14 +239,14 @@ func (tx *Tx) del(key string) { tx.put(key, nil) }
 func (tx *Tx) onCommit(fn func(rev int64) error) { tx.done = append(tx.done, fn) }
 
 func (tx *Tx) commit() (int64, error) {
-	var t backend.Txn
-	for key, e := range tx.entries {
+	t := backend.Txn{Compares: tx.cmpBuf[:0], Ops: tx.opBuf[:0]}
+	for i, e := range tx.vals {
 		if e.read {
-			t.Compares = append(t.Compares, backend.Compare{Key: key, ModRevision: e.readRev})
+			t.Compares = append(t.Compares, backend.Compare{Key: tx.keys[i], ModRevision: e.readRev})
 		}
 	}
 	for _, key := range tx.order {
-		e := tx.entries[key]
+		e, _ := tx.entry(key)
 		if e.value == nil {
 			if !e.read || e.readRev != 0 {
 				t.Ops = append(t.Ops, backend.Op{Key: key, Delete: true})
@@ -179,7 +269,7 @@ func (tx *Tx) commit() (int64, error) {
 		// The tracker gets the summaries of what is written before the watch can
 		// deliver it.
 		for _, key := range tx.order {
-			if e := tx.entries[key]; e.obj != nil {
+			if e, _ := tx.entry(key); e.obj != nil {
 				tx.s.track.offer(key, e.value, summarize(e.kind, key, e.obj.GetObjectMeta()))
 			}
 		}
@@ -187,7 +277,7 @@ func (tx *Tx) commit() (int64, error) {
 		if err != nil || !res.Succeeded {
 			// Nothing was written: take the offers back.
 			for _, key := range tx.order {
-				if e := tx.entries[key]; e.obj != nil {
+				if e, _ := tx.entry(key); e.obj != nil {
 					tx.s.track.take(key, e.value)
 				}
 			}
@@ -197,12 +287,14 @@ func (tx *Tx) commit() (int64, error) {
 			return 0, errRetry
 		}
 		rev = res.Revision
+		tx.committed = true
+		tx.rev, tx.rv = rev, formatRV(rev)
 		for _, key := range tx.order {
-			if e := tx.entries[key]; e.obj != nil {
+			if e, _ := tx.entry(key); e.obj != nil {
 				if resultCheck != nil {
 					resultCheck(tx.s, e.kind, key, e.value, e.obj)
 				}
-				tx.s.cache.put(key, rev, e.obj)
+				tx.s.cache.putRV(key, rev, tx.rv, e.obj)
 			}
 		}
 	}
@@ -221,9 +313,9 @@ func (tx *Tx) commit() (int64, error) {
 // it was read at (trivially so for a single read).
 func (tx *Tx) readsHold() (bool, error) {
 	var t backend.Txn
-	for key, e := range tx.entries {
+	for i, e := range tx.vals {
 		if e.read {
-			t.Compares = append(t.Compares, backend.Compare{Key: key, ModRevision: e.readRev})
+			t.Compares = append(t.Compares, backend.Compare{Key: tx.keys[i], ModRevision: e.readRev})
 		}
 	}
 	if len(t.Compares) < 2 {
@@ -234,6 +326,14 @@ func (tx *Tx) readsHold() (bool, error) {
 		return false, backendError(err)
 	}
 	return res.Succeeded, nil
+}
+
+// formatRV is formatRV(rev), without building the commit's revision again.
+func (tx *Tx) formatRV(rev int64) string {
+	if tx.committed && rev == tx.rev {
+		return tx.rv
+	}
+	return formatRV(rev)
 }
 
 // DryRun reports whether the transaction stores nothing.
@@ -253,13 +353,13 @@ func (tx *Tx) Get(namespace, name string, out resource.Object) error {
 	if err := checkKeyNames(k, namespace, name); err != nil {
 		return err
 	}
-	e, err := tx.get(objectKey(k, namespace, name))
+	key := objectKey(k, namespace, name)
+	e, err := tx.get(key)
 	if err != nil {
 		return err
 	}
 	if e.value == nil {
 		return resource.NewNotFound(k, name)
 	}
-	key := objectKey(k, namespace, name)
 	return tx.s.decodeTo(k, key, e.rev, e.value, e.rev, out)
 }

@@ -199,7 +199,7 @@ func (tx *Tx) update(obj resource.Object, opts UpdateOptions, status bool) error
 	if status {
 		sub = "status"
 	}
-	if meta.ManagedFields, err = s.trackFields(k, meta.Name, oldMeta.ManagedFields, sentFields, e.value, data, opts.FieldManager, sub); err != nil {
+	if meta.ManagedFields, err = s.trackFields(k, work.GetTypeMeta().APIVersion, meta.Name, oldMeta.ManagedFields, sentFields, e.value, data, opts.FieldManager, sub); err != nil {
 		return err
 	}
 	if data, err = s.finish(k, work, first); err != nil {
