@@ -35,6 +35,17 @@ func newObjectCache(max int) *objectCache {
 	return &objectCache{m: map[string]cacheEntry{}, max: max}
 }
 
+// has reports whether the cache holds an object for key, at any revision.
+func (c *objectCache) has(key string) bool {
+	if c == nil {
+		return false
+	}
+	c.mu.RLock()
+	_, ok := c.m[key]
+	c.mu.RUnlock()
+	return ok
+}
+
 func (c *objectCache) get(key string, rev int64) resource.Object {
 	return c.entry(key, rev).obj
 }

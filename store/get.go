@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 
 	"github.com/management-service/mgmt/resource"
 	"github.com/management-service/mgmt/store/backend"
@@ -28,7 +29,11 @@ func (s *Store) Get(ctx context.Context, namespace, name string, out resource.Ob
 	if err := s.waitForRevision(ctx, minRev); err != nil {
 		return err
 	}
-	kv, err := s.b.Get(ctx, objectKey(k, namespace, name), 0)
+	key := objectKey(k, namespace, name)
+	if hit, err := s.getCached(ctx, k, key, name, out); hit || err != nil {
+		return err
+	}
+	kv, err := s.b.Get(ctx, key, 0)
 	if errors.Is(err, backend.ErrKeyNotFound) {
 		return resource.NewNotFound(k, name)
 	}
@@ -36,6 +41,33 @@ func (s *Store) Get(ctx context.Context, namespace, name string, out resource.Ob
 		return backendError(err)
 	}
 	return s.decodeTo(k, kv.Key, kv.ModRevision, kv.Value, kv.ModRevision, out)
+}
+
+// getCached reads key into out from the object cache when the backend can say,
+// without reading the value, that the cached object is the current version (see
+// [backend.HeadGetter]). It reports false, and no error, when it did not answer: the
+// backend cannot, the cache has no object for key or an older one. Every answer
+// comes from a read of the backend: a stale entry is a miss, never a wrong answer.
+func (s *Store) getCached(ctx context.Context, k *resource.KindInfo, key, name string, out resource.Object) (bool, error) {
+	hg, ok := s.b.(backend.HeadGetter)
+	if !ok || s.cache == nil || resultCheck != nil || !s.cache.has(key) {
+		// resultCheck (tests) compares every answer with the stored bytes.
+		return false, nil
+	}
+	head, err := hg.GetHead(ctx, key)
+	if errors.Is(err, backend.ErrKeyNotFound) {
+		return true, resource.NewNotFound(k, name)
+	}
+	if err != nil {
+		return true, backendError(err)
+	}
+	e := s.cache.entry(key, head.ModRevision)
+	if e.obj == nil || reflect.TypeOf(e.obj) != reflect.TypeOf(out) {
+		return false, nil
+	}
+	deepCopyInto(out, e.obj)
+	out.GetObjectMeta().ResourceVersion = e.rv
+	return true, nil
 }
 
 // waitForRevision checks that the store has reached rev; a resourceVersion the store

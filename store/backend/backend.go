@@ -201,6 +201,15 @@ type Backend interface {
 	Close() error
 }
 
+// HeadGetter is implemented by backends that read a key's current revisions for less
+// than its value (the badger backend keeps them apart from the value). A store that
+// holds the object decoded at that revision then does not read the value at all.
+type HeadGetter interface {
+	// GetHead returns key's current version without its value: KV.Value is nil.
+	// ErrKeyNotFound when it does not exist.
+	GetHead(ctx context.Context, key string) (KV, error)
+}
+
 // Compactor is implemented by backends whose history can be discarded on request.
 type Compactor interface {
 	// Compact discards history below rev: afterwards reads at a revision < rev and

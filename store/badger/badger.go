@@ -38,6 +38,12 @@ var (
 	ErrLayout = errors.New("badger: the directory holds data in another layout")
 )
 
+var (
+	_ backend.Backend    = (*Backend)(nil)
+	_ backend.Compactor  = (*Backend)(nil)
+	_ backend.HeadGetter = (*Backend)(nil)
+)
+
 // Backend is a [backend.Backend] and [backend.Compactor] stored in a badger
 // database. Build it with [Open]; the zero value is not usable. It is safe for
 // concurrent use.

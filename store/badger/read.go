@@ -59,6 +59,29 @@ func (b *Backend) Get(ctx context.Context, key string, rev int64) (backend.KV, e
 	return v.kv(key), nil
 }
 
+// GetHead returns key's current version without its value (KV.Value is nil): one
+// badger lookup, of c/ only. It returns [backend.ErrKeyNotFound] when the key does
+// not exist. It implements [backend.HeadGetter].
+func (b *Backend) GetHead(ctx context.Context, key string) (backend.KV, error) {
+	if key == "" {
+		return backend.KV{}, fmt.Errorf("%w: empty key", backend.ErrInvalidArgument)
+	}
+	if err := b.enter(ctx); err != nil {
+		return backend.KV{}, err
+	}
+	defer b.ops.RUnlock()
+	txn := b.db.NewTransaction(false)
+	defer txn.Discard()
+	v, err := getCurrent(txn, key)
+	if err != nil {
+		return backend.KV{}, errInternal(err)
+	}
+	if v == nil {
+		return backend.KV{}, fmt.Errorf("%w: %q", backend.ErrKeyNotFound, key)
+	}
+	return backend.KV{Key: key, CreateRevision: v.createRev, ModRevision: v.modRev}, nil
+}
+
 // checkRevision checks that rev is readable in a snapshot at revision cur: not
 // above it, not below the compaction point. The caller looks at the compaction
 // point after it took the snapshot: a compaction raises it before it deletes

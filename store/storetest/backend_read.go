@@ -25,7 +25,45 @@ func backendReadCases() []backendCase {
 		{"RangeStartIsInclusiveAndInsidePrefix", testBackendRangeStart},
 		{"RangePagesOverOneSnapshot", testBackendRangePaging},
 		{"RangeLimitAndMore", testBackendRangeLimitMore},
+		{"GetHeadMatchesGetWithoutTheValue", testBackendGetHead},
 	}
+}
+
+// testBackendGetHead checks backend.HeadGetter, for the backends that implement it:
+// at each step of a key's life, GetHead answers as Get at the current revision, with
+// no value.
+func testBackendGetHead(t *testing.T, b backend.Backend) {
+	hg, ok := b.(backend.HeadGetter)
+	if !ok {
+		t.Skip("the backend does not implement backend.HeadGetter")
+	}
+	check := func(key string) {
+		t.Helper()
+		head, herr := hg.GetHead(t.Context(), key)
+		kv, err := b.Get(t.Context(), key, 0)
+		if err != nil {
+			require.ErrorIs(t, err, backend.ErrKeyNotFound)
+			require.ErrorIs(t, herr, backend.ErrKeyNotFound)
+			return
+		}
+		require.NoError(t, herr)
+		assert.Nil(t, head.Value)
+		kv.Value = nil
+		assert.Equal(t, kv, head)
+	}
+	check("k")
+	bkPut(t, b, "k", "1")
+	check("k")
+	bkPut(t, b, "k", "2")
+	bkPut(t, b, "other", "x")
+	check("k")
+	bkDel(t, b, "k")
+	check("k")
+	bkPut(t, b, "k", "3")
+	check("k")
+	check("k/")
+	_, err := hg.GetHead(t.Context(), "")
+	require.ErrorIs(t, err, backend.ErrInvalidArgument)
 }
 
 func testBackendGetMissing(t *testing.T, b backend.Backend) {
