@@ -74,6 +74,7 @@ type Backend struct {
 	done   chan struct{} // closed by Close: ends watchers and background loops
 
 	committerDone chan struct{}
+	recent        recentValues    // the committer's: values it wrote last, for the next events' PrevKV
 	background    sync.WaitGroup  // background loops
 	hub           *backendkit.Hub // runs the watchers; Close waits on it
 

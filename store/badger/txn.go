@@ -246,6 +246,9 @@ func (b *Backend) commitBatch(reqs []*txnReq) int {
 		}
 		b.batches.Add(1)
 		b.txns.Add(int64(n))
+		for _, p := range pubs {
+			b.recent.record(p.events)
+		}
 		b.mu.Lock()
 		b.rev = rev
 		for _, p := range pubs {
@@ -347,11 +350,15 @@ ops:
 		if prev != nil {
 			// The replaced version stays where it is, in h/: only its value is read,
 			// for the event.
-			pv, err := versionExact(wtx, op.Key, prev.modRev)
-			if err != nil {
-				return 0, err
+			value, ok := b.recent.get(op.Key, prev.modRev)
+			if !ok {
+				pv, err := versionExact(wtx, op.Key, prev.modRev)
+				if err != nil {
+					return 0, err
+				}
+				value = pv.value
 			}
-			prevKV = &backend.KV{Key: op.Key, Value: pv.value, CreateRevision: prev.createRev, ModRevision: prev.modRev}
+			prevKV = &backend.KV{Key: op.Key, Value: value, CreateRevision: prev.createRev, ModRevision: prev.modRev}
 			rec.prevModRev, rec.prevCreateRev = prev.modRev, prev.createRev
 		}
 		if op.Delete {
