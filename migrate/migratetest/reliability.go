@@ -2,6 +2,7 @@ package migratetest
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"sort"
 	"strconv"
 	"sync"
@@ -56,9 +57,13 @@ func RunReliability(t *testing.T, newBackend func(t *testing.T) backend.Backend)
 //
 // Never is there a copy in both namespaces, in neither, or one that mixes the two
 // writes. Both orders must be seen: the rounds alternate which of the two is
-// released first (the other follows at once, so they still race), and when one
-// order is still missing after the planned rounds, rounds go on until it shows, up
-// to five times the planned number in all.
+// released first, and when one order is still missing after the planned rounds,
+// rounds go on until it shows, up to five times the planned number in all. The
+// update is one read and one write, the migration several reads before its write:
+// on a backend where a read is a network round trip (etcd) an update released
+// right after a migration still commits first nearly every time. So when the
+// migration leads, the update follows after a random lag of up to twice the last
+// migration's duration: the two still race, their commits landing either way.
 func testConflict(t *testing.T, e *Env) {
 	planned := 200
 	if raceEnabled {
@@ -66,6 +71,7 @@ func testConflict(t *testing.T, e *Env) {
 	}
 	var updateFirst, migrationFirst int
 	var leaderWon [2]int // by who was released first (0: the update, 1: the migration): rounds it won
+	var lastMove time.Duration
 	round := 0
 	for ; round < planned || (updateFirst == 0 || migrationFirst == 0) && round < 5*planned; round++ {
 		name := fmt.Sprintf("c-%03d", round)
@@ -80,13 +86,15 @@ func testConflict(t *testing.T, e *Env) {
 		var res *resource.ProjectMigrateVirtualClusterInstance
 		update := func() { updErr = e.Store.Update(e.Ctx, upd, store.UpdateOptions{}) }
 		move := func() {
+			start := time.Now()
 			res, migErr = e.Service.Migrate(e.Ctx, "b", Request("conflict-"+name, "p-a", name), Admin(), migrate.RequestOptions{})
+			lastMove = time.Since(start)
 		}
 		lead := round % 2
 		if lead == 0 {
-			race(update, move)
+			race(update, move, 0)
 		} else {
-			race(move, update)
+			race(move, update, time.Duration(rand.Int64N(2*int64(lastMove)+1)))
 		}
 		if (updErr == nil) == (lead == 0) {
 			leaderWon[lead]++
@@ -122,9 +130,9 @@ func testConflict(t *testing.T, e *Env) {
 		round, updateFirst, migrationFirst, leaderWon[0], (round+1)/2, leaderWon[1], round/2, raceEnabled)
 }
 
-// race runs first and second concurrently, releasing first a moment before second,
-// and returns when both have returned.
-func race(first, second func()) {
+// race runs first and second concurrently, releasing first, then second lag later
+// (at once for 0), and returns when both have returned.
+func race(first, second func(), lag time.Duration) {
 	var wg sync.WaitGroup
 	wg.Add(2)
 	started := make(chan struct{})
@@ -136,6 +144,9 @@ func race(first, second func()) {
 	go func() {
 		defer wg.Done()
 		<-started
+		if lag > 0 {
+			time.Sleep(lag)
+		}
 		second()
 	}()
 	wg.Wait()
