@@ -567,3 +567,62 @@ func TestOpen_RefusesAnotherLayout(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "v", string(kv.Value))
 }
+
+// TestRead_NeverReportsAnUnpublishedRevision holds the committer between the moment
+// badger makes a commit visible and the moment the backend publishes its revision:
+// a read in that window waits, so that no read reports a revision that Revision
+// (and so a store checking a resourceVersion) has not reached.
+func TestRead_NeverReportsAnUnpublishedRevision(t *testing.T) {
+	b := open(t, "", badger.Options{InMemory: true})
+	put(t, b, "k", "1")
+	inWindow, release := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	badger.SetCommittedHook(func() {
+		once.Do(func() {
+			close(inWindow)
+			<-release
+		})
+	})
+	defer badger.SetCommittedHook(nil)
+	go func() { put(t, b, "k", "2") }()
+	<-inWindow
+
+	type read struct {
+		name     string
+		rev, cur int64 // what the read reported, and Revision when it returned
+	}
+	reads := make(chan read, 3)
+	go func() {
+		res, err := b.Range(context.Background(), backend.RangeOptions{Prefix: "k"})
+		assert.NoError(t, err)
+		cur, _ := b.Revision(context.Background())
+		reads <- read{"Range", res.Revision, cur}
+	}()
+	go func() {
+		kv, err := b.Get(context.Background(), "k", 0)
+		assert.NoError(t, err)
+		cur, _ := b.Revision(context.Background())
+		reads <- read{"Get", kv.ModRevision, cur}
+	}()
+	go func() {
+		kv, err := b.GetHead(context.Background(), "k")
+		assert.NoError(t, err)
+		cur, _ := b.Revision(context.Background())
+		reads <- read{"GetHead", kv.ModRevision, cur}
+	}()
+	got := 0
+	select {
+	case r := <-reads:
+		// A read may have taken its snapshot before the commit: it reports the
+		// revision before it, which is published.
+		assert.Equal(t, int64(1), r.rev, "%s returned in the window with the new revision", r.name)
+		assert.LessOrEqual(t, r.rev, r.cur, "%s reported revision %d while the current one was %d", r.name, r.rev, r.cur)
+		got++
+	case <-time.After(100 * time.Millisecond):
+	}
+	close(release)
+	for ; got < 3; got++ {
+		r := <-reads
+		assert.LessOrEqual(t, r.rev, r.cur, "%s reported revision %d while the current one was %d", r.name, r.rev, r.cur)
+	}
+}

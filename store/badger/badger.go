@@ -328,6 +328,30 @@ func (b *Backend) oldestLocked() int64 {
 	return max(b.compacted, 1)
 }
 
+// published waits until the committer has published revision rev, so that no read
+// reports a revision that [Backend.Revision] and the watchers have not reached:
+// badger makes a commit visible to readers a moment before the committer publishes
+// its revision, and a read may take its snapshot in between. A store that lists at
+// the revision a read reported would otherwise be told that revision is in the
+// future.
+func (b *Backend) published(ctx context.Context, rev int64) error {
+	b.mu.RLock()
+	for b.rev < rev {
+		ch := b.notify
+		b.mu.RUnlock()
+		select {
+		case <-ch:
+		case <-b.done:
+			return backend.ErrClosed
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		b.mu.RLock()
+	}
+	b.mu.RUnlock()
+	return nil
+}
+
 // wakeLocked wakes every watcher waiting for news. b.mu must be held for writing.
 func (b *Backend) wakeLocked() {
 	close(b.notify)

@@ -42,3 +42,7 @@ func KeyCounts(b *Backend) (current, history, events int, err error) {
 	})
 	return
 }
+
+// SetCommittedHook sets a function the committer runs after each commit is visible
+// in badger and before its revision is published; nil removes it.
+func SetCommittedHook(f func()) { testHookCommitted = f }

@@ -56,6 +56,9 @@ func (b *Backend) Get(ctx context.Context, key string, rev int64) (backend.KV, e
 		}
 		return backend.KV{}, fmt.Errorf("%w: %q at revision %d", backend.ErrKeyNotFound, key, rev)
 	}
+	if err := b.published(ctx, v.modRev); err != nil {
+		return backend.KV{}, err
+	}
 	return v.kv(key), nil
 }
 
@@ -78,6 +81,9 @@ func (b *Backend) GetHead(ctx context.Context, key string) (backend.KV, error) {
 	}
 	if v == nil {
 		return backend.KV{}, fmt.Errorf("%w: %q", backend.ErrKeyNotFound, key)
+	}
+	if err := b.published(ctx, v.modRev); err != nil {
+		return backend.KV{}, err
 	}
 	return backend.KV{Key: key, CreateRevision: v.createRev, ModRevision: v.modRev}, nil
 }
@@ -175,6 +181,9 @@ func (b *Backend) Range(ctx context.Context, opts backend.RangeOptions) (backend
 		err = rangePast(ctx, txn, opts, from, at, &res)
 	}
 	if err != nil {
+		return backend.RangeResult{}, err
+	}
+	if err := b.published(ctx, res.Revision); err != nil {
 		return backend.RangeResult{}, err
 	}
 	return res, nil

@@ -19,6 +19,10 @@ const (
 	maxBatchBytes = 4 << 20 // soft: the transaction that crosses it is the last one
 )
 
+// testHookCommitted, set by tests, runs in the committer after a commit is visible
+// in badger and before its revision is published.
+var testHookCommitted func()
+
 // txnReq is a transaction queued for the committer.
 type txnReq struct {
 	ctx  context.Context
@@ -243,6 +247,9 @@ func (b *Backend) commitBatch(reqs []*txnReq) int {
 				close(r.done)
 			}
 			return n
+		}
+		if testHookCommitted != nil {
+			testHookCommitted()
 		}
 		b.batches.Add(1)
 		b.txns.Add(int64(n))
