@@ -253,9 +253,6 @@ func (b *Backend) commitBatch(reqs []*txnReq) int {
 		}
 		b.batches.Add(1)
 		b.txns.Add(int64(n))
-		for _, p := range pubs {
-			b.recent.record(p.events)
-		}
 		b.mu.Lock()
 		b.rev = rev
 		for _, p := range pubs {
@@ -264,6 +261,10 @@ func (b *Backend) commitBatch(reqs []*txnReq) int {
 		b.wakeLocked()
 		behind := rev - b.compacted
 		b.mu.Unlock()
+		// After the publication: reads of the new revision wait for it.
+		for _, p := range pubs {
+			b.recent.record(p.events)
+		}
 		if h := b.opts.HistoryRevisions; h > 0 && b.opts.CompactionInterval > 0 && behind > 2*h {
 			select {
 			case b.compactKick <- struct{}{}:
