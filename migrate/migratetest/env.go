@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -159,6 +160,34 @@ func (e *Env) Revision() int64 {
 	rev, err := e.Store.Backend().Revision(e.Ctx)
 	require.NoError(e.T, err)
 	return rev
+}
+
+// WritesSince returns how many transactions changed the store after revision rev,
+// up to the current revision: the distinct revisions of the events since. Unlike a
+// difference of revisions, it holds on a backend whose revisions may skip numbers
+// (etcd, whose counter other prefixes share).
+func (e *Env) WritesSince(rev int64) int {
+	e.T.Helper()
+	now := e.Revision()
+	if now <= rev {
+		return 0
+	}
+	ctx, cancel := context.WithTimeout(e.Ctx, 30*time.Second)
+	defer cancel()
+	w, err := e.Store.Backend().Watch(ctx, backend.WatchOptions{StartRevision: rev + 1, ProgressNotify: true})
+	require.NoError(e.T, err)
+	defer w.Stop()
+	seen := map[int64]bool{}
+	for ev := range w.Events() {
+		if ev.Type != backend.EventProgress && ev.Revision <= now {
+			seen[ev.Revision] = true
+		}
+		if ev.Revision >= now {
+			return len(seen)
+		}
+	}
+	require.Failf(e.T, "watch ended", "before revision %d: %v", now, w.Err())
+	return 0
 }
 
 // State returns every instance, project and migration record, as JSON: what
