@@ -27,14 +27,14 @@ func BenchmarkStore(b *testing.B) {
 }
 
 // BenchmarkCreateAfterPause measures creates on memdb that each follow a pause of
-// the writer of 250 µs, about what a synced badger commit makes a writer wait: in
-// "busy" the writer spins through the pause, in "idle" it sleeps (at least the pause;
-// the timer may round it up) and the CPU goes idle, as it does while a sync is on
-// the disk; "none" has no pause. Only the
-// creates are timed, reported as create-ns/op (ns/op includes the pauses). The
-// difference between idle and busy is what the store's work costs more when the
-// writer comes back to a CPU that was idle; a back-to-back benchmark does not show
-// it, and it is part of what a synced write costs over a raw synced badger write.
+// the writer of 250 µs, about what a synced badger commit makes a writer wait. In
+// "busy" the writer spins through the pause; in "idle" it sleeps (at least the
+// pause: the timer may round it up) and the CPU goes idle, as it does while a sync
+// is on the disk; "none" has no pause. Only the creates are timed, reported as
+// create-ns/op (ns/op includes the pauses). What idle costs over busy is what the
+// store's work costs more when the writer comes back to a CPU that was idle: a
+// back-to-back benchmark does not show it, and it is part of what a synced write
+// costs over a raw synced badger write.
 func BenchmarkCreateAfterPause(b *testing.B) {
 	const pause = 250 * time.Microsecond
 	for _, mode := range []string{"none", "busy", "idle"} {
