@@ -47,6 +47,13 @@ type AdmissionRequest struct {
 	User *UserInfo
 	// DryRun is true when nothing will be stored.
 	DryRun bool
+	// Tx is the transaction the write runs in. A hook that reads other objects
+	// through it (Tx.Get) makes the write depend on them: when one of them changes
+	// before the write commits, the write runs again, hooks included, so a rule that
+	// spans objects holds under concurrent writers. A hook may also write through it
+	// (Tx.Create, Tx.Update, Tx.Delete); those writes commit with the request's, or
+	// not at all. The Tx must not be kept after the hook returns.
+	Tx *Tx
 }
 
 // MutatingAdmitter may change the object of a write before it is validated. Mutating

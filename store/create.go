@@ -168,7 +168,7 @@ func (tx *Tx) createFree(obj, work resource.Object, k *resource.KindInfo, key st
 	sentFields []resource.ManagedFieldsEntry, opts CreateOptions, metaPath resource.Path) error {
 	s := tx.s
 	meta := work.GetObjectMeta()
-	req := &AdmissionRequest{Operation: OperationCreate, Kind: k, Object: work, User: opts.User, DryRun: tx.dryRun}
+	req := &AdmissionRequest{Operation: OperationCreate, Kind: k, Object: work, User: opts.User, DryRun: tx.dryRun, Tx: tx}
 	if err := s.admit(tx.ctx, req, metaPath); err != nil {
 		return err
 	}

@@ -79,7 +79,7 @@ func (tx *Tx) Delete(obj resource.Object, opts DeleteOptions) (removed bool, err
 			"Precondition failed: ResourceVersion in precondition: %s, ResourceVersion in object meta: %s",
 			*p, meta.ResourceVersion))
 	}
-	req := &AdmissionRequest{Operation: OperationDelete, Kind: k, OldObject: cur, User: opts.User, DryRun: tx.dryRun}
+	req := &AdmissionRequest{Operation: OperationDelete, Kind: k, OldObject: cur, User: opts.User, DryRun: tx.dryRun, Tx: tx}
 	for _, v := range s.opts.Validating {
 		if err := v.Validate(tx.ctx, req); err != nil {
 			return false, err

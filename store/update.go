@@ -174,7 +174,7 @@ func (tx *Tx) update(obj resource.Object, opts UpdateOptions, status bool) error
 	meta.ResourceVersion = ""
 
 	req := &AdmissionRequest{Operation: OperationUpdate, Kind: k, Object: work, OldObject: old,
-		User: opts.User, DryRun: tx.dryRun}
+		User: opts.User, DryRun: tx.dryRun, Tx: tx}
 	if status {
 		req.Subresource = "status"
 	}
