@@ -5,13 +5,13 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"net/http"
 	"strings"
 	"time"
 
 	"github.com/management-service/mgmt/policy"
 	"github.com/management-service/mgmt/resource"
 	"github.com/management-service/mgmt/store"
+	"github.com/management-service/mgmt/store/httpapi"
 	"github.com/management-service/mgmt/token"
 )
 
@@ -52,25 +52,11 @@ func unauthorized(msg string) error {
 	return resource.NewUnauthorized("Unauthorized: " + msg)
 }
 
-// authenticate finds the access key of the request's bearer token: 401 when the header
-// is missing, malformed, too long, or names no key, or an expired or terminating one.
-func (s *Server) authenticate(r *http.Request) (*caller, error) {
+// authenticate finds the access key of a bearer token: 401 when it names no key, or
+// an expired or terminating one.
+func (s *Server) authenticate(ctx context.Context, tok string) (*store.UserInfo, error) {
 	arrived := time.Now()
-	hs := r.Header.Values("Authorization")
-	switch {
-	case len(hs) == 0:
-		return nil, unauthorized("no bearer token: send \"Authorization: Bearer <access key>\"")
-	case len(hs) > 1:
-		return nil, unauthorized("more than one Authorization header")
-	case len(hs[0]) > MaxAuthorizationBytes:
-		return nil, unauthorized(fmt.Sprintf("the Authorization header is longer than %d bytes", MaxAuthorizationBytes))
-	}
-	scheme, tok, ok := strings.Cut(strings.TrimSpace(hs[0]), " ")
-	tok = strings.TrimSpace(tok)
-	if !ok || !strings.EqualFold(scheme, "Bearer") || tok == "" || strings.ContainsAny(tok, " \t") {
-		return nil, unauthorized("malformed Authorization header: expected \"Bearer <access key>\"")
-	}
-	e := s.keys.lookup(r.Context(), HashKey(tok), arrived)
+	e := s.keys.lookup(ctx, HashKey(tok), arrived)
 	if e == nil {
 		return nil, unauthorized("invalid bearer token")
 	}
@@ -87,26 +73,22 @@ func (s *Server) authenticate(r *http.Request) (*caller, error) {
 	}
 	c := &caller{key: k, scope: e.scope, expiry: expiry}
 	c.user = &store.UserInfo{Name: c.subject(), UID: string(k.UID), Extra: c}
-	return c, nil
+	return c.user, nil
 }
 
-// policyRequest describes a route the way package policy reads requests.
-func (s *Server) policyRequest(ri *route) policy.Request {
-	if ri.nonResource != "" {
-		return policy.Request{Verb: "get", Path: ri.nonResource, Target: resource.RequestTargetManagement}
+// policyRequest describes a request the way package policy reads requests.
+func (s *Server) policyRequest(a httpapi.Attributes) policy.Request {
+	if a.Path != "" {
+		return policy.Request{Verb: "get", Path: a.Path, Target: resource.RequestTargetManagement}
 	}
 	req := policy.Request{
-		Verb:        ri.verb,
-		APIGroup:    resource.Group,
-		Resource:    ri.res.kind.Resource,
-		Subresource: ri.subresource,
-		Name:        ri.name,
-		Namespace:   ri.namespace,
+		Verb:        a.Verb,
+		APIGroup:    a.APIGroup,
+		Resource:    a.Resource,
+		Subresource: a.Subresource,
+		Name:        a.Name,
+		Namespace:   a.Namespace,
 		Target:      resource.RequestTargetManagement,
-	}
-	if req.Name == "" && (ri.verb == "list" || ri.verb == "watch" || ri.verb == "deletecollection") {
-		// A list pinned to one name by its field selector is about that object only.
-		req.Name = ri.opts.nameSelector
 	}
 	req.Project = s.projectOf(req.Resource, req.Name, req.Namespace)
 	return req
@@ -126,20 +108,28 @@ func (s *Server) projectOf(res, name, namespace string) string {
 
 // authorize decides the request with the caller's scope: 403 naming the reason when
 // the scope does not allow it.
-func (s *Server) authorize(c *caller, ri *route) error {
-	req := s.policyRequest(ri)
+func (s *Server) authorize(_ context.Context, user *store.UserInfo, a httpapi.Attributes) (httpapi.Decision, error) {
+	c := callerOf(user)
+	if c == nil {
+		return httpapi.Decision{}, unauthorized("no access key")
+	}
+	req := s.policyRequest(a)
 	if c.scope != nil && c.scope.Evaluate(req).Allowed {
-		return nil
+		return httpapi.Decision{}, nil
 	}
 	reason := "the access key's scope is invalid and allows nothing"
 	if c.scope != nil {
 		reason = c.scope.Explain(req).Reason
 	}
 	msg := fmt.Sprintf("access key %q cannot %s: %s", c.key.Name, req.String(), reason)
-	if ri.nonResource != "" {
-		return resource.NewStatusError(resource.ReasonForbidden, "forbidden: "+msg)
+	if a.Path != "" {
+		return httpapi.Decision{}, resource.NewStatusError(resource.ReasonForbidden, "forbidden: "+msg)
 	}
-	return resource.NewForbidden(ri.res.kind, ri.name, msg)
+	k, ok := s.store.Scheme().KindForResource(a.APIGroup, a.APIVersion, a.Resource)
+	if !ok {
+		return httpapi.Decision{}, resource.NewStatusError(resource.ReasonForbidden, "forbidden: "+msg)
+	}
+	return httpapi.Decision{}, resource.NewForbidden(k, a.Name, msg)
 }
 
 // allowed answers the rights a move exercises with the caller's scope (a

@@ -1,28 +1,10 @@
-// Package apiserver is the HTTP layer of the example server: it serves the management
-// API (management.service/v1) the way kube-apiserver serves custom resources, so that
-// a stock kubectl and client-go's dynamic client work against it.
+// Package apiserver wires the management API (management.service/v1) onto package
+// httpapi: it lists the management kinds and their verbs, plugs in the access keys
+// (authentication) and their scopes (authorization, through package policy), the
+// token issuer (DirectClusterEndpointToken creation, JWKS and OpenID discovery) and
+// the migration service (the migratevirtualclusterinstance subresource of projects).
 //
-// It holds no semantics of its own. Routing, content negotiation, authentication,
-// authorization and Status responses are done here; every rule about objects belongs
-// to the library packages it calls: package store (create, get, list, watch, update,
-// patch, delete), package token (DirectClusterEndpointToken creation), package migrate
-// (moves between projects), package policy (what an access key's scope allows) and
-// package schema (validation, as a store admission hook).
-//
-// # Routes
-//
-// Every route lives under the base path (Config.BasePath, "/kubernetes/management"):
-//
-//	/healthz /livez /readyz                      no authentication
-//	/.well-known/openid-configuration            no authentication (token package)
-//	/openid/v1/jwks                              no authentication (token package)
-//	/version /api /apis /apis/management.service /apis/management.service/v1
-//	/openapi/v3 /openapi/v3/apis/management.service/v1
-//	/apis/management.service/v1/<resource>[/<name>[/<subresource>]]
-//	/apis/management.service/v1/namespaces/<ns>/<resource>[/<name>[/<subresource>]]
-//
-// The resources and their verbs are those of the project's design decisions §1; a verb
-// a resource does not have is 405. Every failure is a Kubernetes Status body.
+// Every route lives under the base path (Config.BasePath, "/kubernetes/management").
 //
 // # Access keys
 //

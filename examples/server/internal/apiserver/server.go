@@ -6,9 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"runtime/debug"
-	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -16,31 +13,12 @@ import (
 	"github.com/management-service/mgmt/resource"
 	"github.com/management-service/mgmt/schema"
 	"github.com/management-service/mgmt/store"
+	"github.com/management-service/mgmt/store/httpapi"
 	"github.com/management-service/mgmt/token"
 )
 
-// Defaults of Config.
-const (
-	// DefaultBasePath is the path under which the API is served, as the spec has it.
-	DefaultBasePath = "/kubernetes/management"
-	// DefaultMaxRequestsInFlight bounds the non-mutating requests served at once, as
-	// kube-apiserver's --max-requests-inflight does.
-	DefaultMaxRequestsInFlight = 400
-	// DefaultMaxMutatingRequestsInFlight bounds the mutating requests served at once.
-	DefaultMaxMutatingRequestsInFlight = 200
-	// DefaultMaxWatches bounds the watches open at once (they are not counted as
-	// requests in flight, as in kube-apiserver, where they are long-running).
-	DefaultMaxWatches = 1000
-	// DefaultRequestTimeout bounds every request but a watch.
-	DefaultRequestTimeout = 60 * time.Second
-	// DefaultWatchTimeout is how long a watch runs when the client names no
-	// timeoutSeconds; MaxWatchTimeout caps what it may name.
-	DefaultWatchTimeout = 30 * time.Minute
-	// MaxWatchTimeout is the longest watch a client may ask for.
-	MaxWatchTimeout = time.Hour
-	// MaxAuthorizationBytes caps the Authorization header; a longer one is 401.
-	MaxAuthorizationBytes = 8 << 10
-)
+// DefaultBasePath is the path under which the API is served, as the spec has it.
+const DefaultBasePath = "/kubernetes/management"
 
 // Config is what a Server is built from. Store, Issuer and Migrator are required; the
 // zero value of every other field is its default.
@@ -49,9 +27,6 @@ type Config struct {
 	// hooks, the schema package's admitter among its validating hooks and
 	// [OwnerAuthorizer] as its OwnerAuthorizer.
 	Store *store.Store
-	// Codec reads request bodies and writes responses; nil means one over the store's
-	// scheme with the default limits (3 MiB bodies).
-	Codec *resource.Codec
 	// Schemas are the JSON Schemas the OpenAPI document is generated from; nil means
 	// schema.NewRegistry().
 	Schemas *schema.Registry
@@ -66,16 +41,9 @@ type Config struct {
 	NamespacePrefix string
 	// BasePath is the path the API is served under; "" means DefaultBasePath.
 	BasePath string
-	// MaxRequestsInFlight bounds the non-mutating requests served at once; 0 means
-	// DefaultMaxRequestsInFlight. A request over the bound is 429 with Retry-After.
-	MaxRequestsInFlight int
-	// MaxMutatingRequestsInFlight bounds the mutating requests; 0 means
-	// DefaultMaxMutatingRequestsInFlight.
-	MaxMutatingRequestsInFlight int
-	// MaxWatches bounds the open watches; 0 means DefaultMaxWatches.
-	MaxWatches int
-	// RequestTimeout bounds every request but a watch; 0 means DefaultRequestTimeout.
-	RequestTimeout time.Duration
+	// MaxRequestsInFlight and MaxMutatingRequestsInFlight bound the requests served at
+	// once; 0 means httpapi's defaults.
+	MaxRequestsInFlight, MaxMutatingRequestsInFlight int
 	// Now is the clock used for access key expiry; nil means the store's clock.
 	Now func() time.Time
 	// Logger receives a line per failed (5xx) request and the key cache's errors; nil
@@ -83,30 +51,19 @@ type Config struct {
 	Logger *slog.Logger
 }
 
-// Server is the HTTP handler of the management API. Build it with New; it is safe for
-// concurrent use. Close stops its background work and ends its watches.
+// Server is the management API's HTTP handler: package httpapi serving the
+// management kinds, with access keys for authentication and their scopes for
+// authorization. Close stops its key cache and ends its watches.
 type Server struct {
+	*httpapi.Server
 	cfg      Config
 	store    *store.Store
-	codec    *resource.Codec
-	scheme   *resource.Scheme
 	prefix   string
-	base     string
-	log      *slog.Logger
 	now      func() time.Time
 	keys     *keyCache
-	served   map[string]*servedResource // by resource name ("projects")
-	openapi  *openAPIDocs
-	readOnly chan struct{}
-	mutating chan struct{}
-	watches  chan struct{}
-
 	stop     chan struct{}
 	stopOnce sync.Once
 	bg       sync.WaitGroup
-
-	// discovery documents, encoded once
-	apiVersions, apiGroupList, apiGroup, apiResourceList, versionInfo []byte
 }
 
 // New returns the handler of the management API and starts its access key cache.
@@ -114,57 +71,46 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Store == nil || cfg.Issuer == nil || cfg.Migrator == nil {
 		return nil, errors.New("apiserver: Config.Store, Config.Issuer and Config.Migrator are required")
 	}
-	s := &Server{cfg: cfg, store: cfg.Store, scheme: cfg.Store.Scheme(), stop: make(chan struct{})}
-	s.codec = cfg.Codec
-	if s.codec == nil {
-		s.codec = resource.NewCodec(s.scheme, resource.CodecOptions{})
-	}
+	s := &Server{cfg: cfg, store: cfg.Store, stop: make(chan struct{})}
 	s.prefix = cfg.NamespacePrefix
 	if s.prefix == "" {
 		s.prefix = resource.DefaultProjectNamespacePrefix
 	}
-	s.base = strings.TrimSuffix(cfg.BasePath, "/")
-	if cfg.BasePath == "" {
-		s.base = DefaultBasePath
+	base := cfg.BasePath
+	if base == "" {
+		base = DefaultBasePath
 	}
-	if s.base != "" && !strings.HasPrefix(s.base, "/") {
-		return nil, fmt.Errorf("apiserver: BasePath %q must start with /", cfg.BasePath)
-	}
-	s.log = cfg.Logger
-	if s.log == nil {
-		s.log = slog.New(slog.DiscardHandler)
+	log := cfg.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
 	}
 	s.now = cfg.Now
 	if s.now == nil {
 		s.now = cfg.Store.Clock().Now
 	}
-	n := func(v, d int) chan struct{} {
-		if v <= 0 {
-			v = d
-		}
-		return make(chan struct{}, v)
+	s.keys = newKeyCache(cfg.Store, log)
+	public := map[string]http.Handler{token.JWKSPath: http.HandlerFunc(s.serveJWKS)}
+	if cfg.Discovery != nil {
+		public[token.DiscoveryPath] = http.HandlerFunc(s.serveDiscovery)
 	}
-	s.readOnly = n(cfg.MaxRequestsInFlight, DefaultMaxRequestsInFlight)
-	s.mutating = n(cfg.MaxMutatingRequestsInFlight, DefaultMaxMutatingRequestsInFlight)
-	s.watches = n(cfg.MaxWatches, DefaultMaxWatches)
-	if s.cfg.RequestTimeout <= 0 {
-		s.cfg.RequestTimeout = DefaultRequestTimeout
-	}
-	var err error
-	if s.served, err = servedResources(s.scheme); err != nil {
+	h, err := httpapi.New(httpapi.Config{
+		Store:                       cfg.Store,
+		Resources:                   s.resources(),
+		Schemas:                     cfg.Schemas,
+		Authenticator:               httpapi.BearerAuthenticator(s.authenticate),
+		Authorizer:                  httpapi.AuthorizerFunc(s.authorize),
+		Public:                      public,
+		Ready:                       s.keys.ready,
+		Title:                       "management.service",
+		BasePath:                    base,
+		MaxRequestsInFlight:         cfg.MaxRequestsInFlight,
+		MaxMutatingRequestsInFlight: cfg.MaxMutatingRequestsInFlight,
+		Logger:                      log,
+	})
+	if err != nil {
 		return nil, err
 	}
-	if err := s.buildDiscovery(); err != nil {
-		return nil, err
-	}
-	reg := cfg.Schemas
-	if reg == nil {
-		reg = schema.NewRegistry()
-	}
-	if s.openapi, err = buildOpenAPI(reg, s.served, s.base); err != nil {
-		return nil, err
-	}
-	s.keys = newKeyCache(cfg.Store, s.log)
+	s.Server = h
 	s.bg.Add(1)
 	go func() {
 		defer s.bg.Done()
@@ -173,202 +119,90 @@ func New(cfg Config) (*Server, error) {
 	return s, nil
 }
 
+// resources are the management API's resources with the verbs of decisions §1.
+func (s *Server) resources() []httpapi.Resource {
+	g, v := resource.Group, resource.Version
+	cat := []string{"management"}
+	return []httpapi.Resource{
+		{Group: g, Version: v, Resource: "projects", ShortNames: []string{"proj"}, Categories: cat,
+			Verbs: []string{"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"},
+			Subresources: []httpapi.Subresource{{Name: "migratevirtualclusterinstance",
+				Description: "move a VirtualClusterInstance into the project {name}", Create: s.migrate}}},
+		{Group: g, Version: v, Resource: "virtualclusterinstances", ShortNames: []string{"vci"}, Categories: cat,
+			Verbs: []string{"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"},
+			// Patching the status subresource needs a status patch in the store, which it
+			// does not have; status is written with a PUT.
+			StatusVerbs: []string{"get", "update"}},
+		{Group: g, Version: v, Resource: "accesskeys", ShortNames: []string{"ak"}, Categories: cat,
+			Verbs: []string{"create", "delete", "deletecollection", "get", "list", "patch", "update"}},
+		{Group: g, Version: v, Resource: "directclusterendpointtokens", ShortNames: []string{"dcet"}, Categories: cat,
+			Verbs: []string{"create", "delete", "deletecollection", "get", "list"}, Create: s.issue},
+	}
+}
+
+// migrate answers POST projects/<name>/migratevirtualclusterinstance.
+func (s *Server) migrate(ctx context.Context, req *httpapi.CreateRequest) (resource.Object, error) {
+	body, ok := req.Object.(*resource.ProjectMigrateVirtualClusterInstance)
+	if !ok {
+		return nil, resource.NewInternalError(fmt.Errorf("decoded %T for a move", req.Object))
+	}
+	c := callerOf(req.Write.User)
+	if c == nil {
+		return nil, unauthorized("no access key")
+	}
+	return s.cfg.Migrator.Migrate(ctx, req.Name, body,
+		migrate.Caller{User: req.Write.User, Authorizer: migrate.AuthorizerFunc(c.allowed)},
+		migrate.RequestOptions{DryRun: req.Write.DryRun, FieldManager: req.Write.FieldManager})
+}
+
+// issue answers a create of a DirectClusterEndpointToken.
+func (s *Server) issue(ctx context.Context, req *httpapi.CreateRequest) (resource.Object, error) {
+	body, ok := req.Object.(*resource.DirectClusterEndpointToken)
+	if !ok {
+		return nil, resource.NewInternalError(fmt.Errorf("decoded %T for a token", req.Object))
+	}
+	c := callerOf(req.Write.User)
+	if c == nil {
+		return nil, unauthorized("no access key")
+	}
+	tc, err := s.tokenCaller(ctx, c)
+	if err != nil {
+		return nil, err
+	}
+	res, err := s.cfg.Issuer.Issue(ctx, body, tc, token.IssueOptions{WriteOptions: req.Write})
+	if err != nil {
+		return nil, token.StatusFor(err)
+	}
+	return res, nil
+}
+
 // Close stops the access key cache and ends every open watch. It does not close the
 // store.
 func (s *Server) Close() error {
 	s.stopOnce.Do(func() { close(s.stop) })
 	s.bg.Wait()
-	return nil
+	return s.Server.Close()
 }
 
-// Ready reports whether the server can authenticate requests: its access key cache has
-// loaded the stored keys once.
-func (s *Server) Ready() bool { return s.keys.ready() }
-
-// ServeHTTP serves one request.
-func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	rw := &statusRecorder{ResponseWriter: w}
-	defer func() {
-		if p := recover(); p != nil {
-			if p == http.ErrAbortHandler {
-				panic(p)
-			}
-			s.log.Error("panic serving request", "method", r.Method, "path", r.URL.Path, "panic", p, "stack", string(debug.Stack()))
-			if !rw.wroteHeader {
-				s.writeError(rw, r, resource.NewInternalError(fmt.Errorf("internal error")))
-			}
-		}
-	}()
-	s.serve(rw, r)
+// serveJWKS serves the token issuer's public keys, for connected clusters to verify
+// tokens offline.
+func (s *Server) serveJWKS(w http.ResponseWriter, _ *http.Request) {
+	w.Header().Set("Cache-Control", "public, max-age=3600")
+	w.Header().Set("Content-Type", "application/jwk-set+json")
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(s.cfg.Issuer.Keys().JWKS())
 }
 
-// serve runs the filters in order: path prefix, unauthenticated endpoints, in-flight
-// limits, authentication, routing, authorization, then the handler.
-func (s *Server) serve(w *statusRecorder, r *http.Request) {
-	rest, ok := s.stripBase(r)
-	if !ok {
-		s.writeError(w, r, notFound())
-		return
-	}
-	switch rest {
-	case "/healthz", "/livez":
-		if r.Method != http.MethodGet && r.Method != http.MethodHead {
-			s.writeError(w, r, methodNotAllowed(nil, r.Method))
-			return
-		}
-		writeText(w, http.StatusOK, "ok")
-		return
-	case "/readyz":
-		if r.Method != http.MethodGet && r.Method != http.MethodHead {
-			s.writeError(w, r, methodNotAllowed(nil, r.Method))
-			return
-		}
-		if !s.Ready() {
-			s.writeError(w, r, resource.NewServiceUnavailable("the access key cache has not loaded yet"))
-			return
-		}
-		writeText(w, http.StatusOK, "ok")
-		return
-	case token.JWKSPath, token.DiscoveryPath:
-		s.serveOpenID(w, r, rest)
-		return
-	}
-
-	ri, err := s.parseRoute(r, rest)
+// serveDiscovery serves the token issuer's OpenID-style discovery document.
+func (s *Server) serveDiscovery(w http.ResponseWriter, _ *http.Request) {
+	b, err := s.cfg.Discovery.JSON()
 	if err != nil {
-		s.writeError(w, r, err)
+		http.Error(w, "internal error", http.StatusInternalServerError)
 		return
 	}
-	release, err := s.admit(ri)
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	defer release()
-
-	c, err := s.authenticate(r)
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	if err := ri.validateNames(); err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	if err := ri.parseQuery(r, s.fieldManagerFrom(r)); err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	if err := s.authorize(c, ri); err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-
-	ctx := r.Context()
-	if ri.verb != "watch" {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, s.cfg.RequestTimeout)
-		defer cancel()
-		// A slow client may not hold a request open past the timeout while it sends the
-		// body.
-		_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(s.cfg.RequestTimeout))
-	}
-	r = r.WithContext(ctx)
-	if ri.nonResource != "" {
-		s.serveNonResource(w, r, ri)
-		return
-	}
-	s.serveResource(w, r, ri, c)
-}
-
-// stripBase returns the path below the base path, "" for the base path itself.
-func (s *Server) stripBase(r *http.Request) (string, bool) {
-	p := r.URL.EscapedPath()
-	if s.base == "" {
-		return p, strings.HasPrefix(p, "/")
-	}
-	rest, ok := strings.CutPrefix(p, s.base)
-	if !ok || (rest != "" && !strings.HasPrefix(rest, "/")) {
-		return "", false
-	}
-	return rest, true
-}
-
-// admit takes a slot of the in-flight bounds, or answers 429.
-func (s *Server) admit(ri *route) (func(), error) {
-	ch := s.readOnly
-	switch {
-	case ri.verb == "watch":
-		ch = s.watches
-	case ri.mutating():
-		ch = s.mutating
-	}
-	select {
-	case ch <- struct{}{}:
-		return func() { <-ch }, nil
-	default:
-		return nil, resource.NewTooManyRequests("too many requests, please try again later", 1)
-	}
-}
-
-// fieldManagerFrom is the default field manager of a write: the product token of the
-// User-Agent ("kubectl" of "kubectl/v1.32.4 (linux/amd64) kubernetes/..."), as
-// kube-apiserver takes it, cut to the longest manager name and to printable ASCII.
-func (s *Server) fieldManagerFrom(r *http.Request) string {
-	ua := r.UserAgent()
-	if i := strings.IndexAny(ua, "/ "); i >= 0 {
-		ua = ua[:i]
-	}
-	b := make([]byte, 0, len(ua))
-	for i := 0; i < len(ua) && len(b) < resource.MaxFieldManagerLength; i++ {
-		if c := ua[i]; c > ' ' && c < 0x7f {
-			b = append(b, c)
-		}
-	}
-	return string(b)
-}
-
-// statusRecorder remembers whether a header was written, for the panic handler.
-type statusRecorder struct {
-	http.ResponseWriter
-	wroteHeader bool
-	code        int
-}
-
-func (r *statusRecorder) WriteHeader(code int) {
-	if !r.wroteHeader {
-		r.wroteHeader, r.code = true, code
-	}
-	r.ResponseWriter.WriteHeader(code)
-}
-
-func (r *statusRecorder) Write(b []byte) (int, error) {
-	if !r.wroteHeader {
-		r.wroteHeader, r.code = true, http.StatusOK
-	}
-	return r.ResponseWriter.Write(b)
-}
-
-// Unwrap lets http.ResponseController reach the connection (flush, deadlines).
-func (r *statusRecorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
-
-func writeText(w http.ResponseWriter, code int, text string) {
-	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.Header().Set("Cache-Control", "public, max-age=3600")
+	w.Header().Set("Content-Type", resource.MediaTypeJSON)
 	w.Header().Set("X-Content-Type-Options", "nosniff")
-	w.WriteHeader(code)
-	_, _ = w.Write([]byte(text))
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(b)
 }
-
-func notFound() error {
-	return resource.NewStatusError(resource.ReasonNotFound, "the server could not find the requested resource")
-}
-
-func methodNotAllowed(k *resource.KindInfo, method string) error {
-	if k == nil {
-		return resource.NewStatusError(resource.ReasonMethodNotAllowed,
-			fmt.Sprintf("the server does not allow this method on the requested resource: %s", method))
-	}
-	return resource.NewMethodNotAllowed(k, method)
-}
-
-func itoa(n int64) string { return strconv.FormatInt(n, 10) }

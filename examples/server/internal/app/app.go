@@ -29,6 +29,7 @@ import (
 	"github.com/management-service/mgmt/store/backend"
 	"github.com/management-service/mgmt/store/badger"
 	"github.com/management-service/mgmt/store/etcd"
+	"github.com/management-service/mgmt/store/httpapi"
 	"github.com/management-service/mgmt/store/memdb"
 	"github.com/management-service/mgmt/token"
 )
@@ -95,8 +96,8 @@ func ParseFlags(args []string, stderr io.Writer) (Options, error) {
 	fs.DurationVar(&o.TokenMaxTTL, "token-max-ttl", token.DefaultMaxTTL, "longest spec.ttl of a DirectClusterEndpointToken")
 	fs.StringVar(&o.Kubeconfig, "write-kubeconfig", "./management.kubeconfig", "write a kubeconfig for the admin key here (empty: none)")
 	fs.StringVar(&o.CAFile, "write-ca", "./management-ca.crt", "write the self-signed certificate here, for curl --cacert (empty: none)")
-	fs.IntVar(&o.MaxRequestsInFlight, "max-requests-inflight", apiserver.DefaultMaxRequestsInFlight, "non-mutating requests served at once (429 beyond)")
-	fs.IntVar(&o.MaxMutatingRequestsInFlight, "max-mutating-requests-inflight", apiserver.DefaultMaxMutatingRequestsInFlight, "mutating requests served at once (429 beyond)")
+	fs.IntVar(&o.MaxRequestsInFlight, "max-requests-inflight", httpapi.DefaultMaxRequestsInFlight, "non-mutating requests served at once (429 beyond)")
+	fs.IntVar(&o.MaxMutatingRequestsInFlight, "max-mutating-requests-inflight", httpapi.DefaultMaxMutatingRequestsInFlight, "mutating requests served at once (429 beyond)")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}

@@ -1,4 +1,4 @@
-package apiserver
+package httpapi
 
 import (
 	"bytes"
@@ -72,7 +72,7 @@ func (s *Server) watch(w http.ResponseWriter, r *http.Request, ri *route) error 
 				st.Kind, st.APIVersion, st.Status = "Status", "v1", resource.StatusFailure
 				obj = st
 			} else {
-				if ev.Object == nil {
+				if ev.Object == nil || (ev.Type != store.Bookmark && !ri.visible(ev.Object)) {
 					continue
 				}
 				setTypeMeta(ev.Object, k)

@@ -1,4 +1,4 @@
-package apiserver
+package httpapi
 
 import (
 	"context"
@@ -11,11 +11,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/management-service/mgmt/migrate"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	"github.com/management-service/mgmt/resource"
 	"github.com/management-service/mgmt/store"
 	"github.com/management-service/mgmt/store/memdb"
-	"github.com/management-service/mgmt/token"
 )
 
 // TestWatchErrorEvent makes a watch fall behind a backend that keeps little history:
@@ -24,49 +25,19 @@ func TestWatchErrorEvent(t *testing.T) {
 	ctx := context.Background()
 	b := memdb.New(memdb.Options{HistoryRevisions: 5, WatchBuffer: 1})
 	defer b.Close()
-	scheme := resource.NewScheme()
-	if err := token.RegisterKinds(scheme); err != nil {
-		t.Fatal(err)
-	}
-	st, err := store.New(b, store.Options{Scheme: scheme, WatchBuffer: 1, Mutating: []store.MutatingAdmitter{AccessKeyAdmitter()}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	st, err := store.New(b, store.Options{WatchBuffer: 1})
+	require.NoError(t, err)
 	defer st.Close()
-	keys, err := token.NewKeySet(token.KeySetOptions{}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	iss, err := token.NewIssuer(st, keys, token.IssuerOptions{Issuer: "https://example.test/kubernetes/management"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	mig, err := migrate.New(st, migrate.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := st.Create(ctx, &resource.AccessKey{ObjectMeta: resource.ObjectMeta{Name: "admin"},
-		Spec: resource.AccessKeySpec{Key: "k-0123456789"}}, store.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	s, err := New(Config{Store: st, Issuer: iss, Migrator: mig})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, err := New(Config{Store: st, Resources: testResources(), BasePath: "/base"})
+	require.NoError(t, err)
 	defer s.Close()
-	for !s.Ready() {
-		time.Sleep(time.Millisecond)
-	}
 	rv, err := b.Revision(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	// A client that does not read: the first write of the stream blocks until the
 	// gate opens.
 	w := &gatedWriter{header: http.Header{}, gate: make(chan struct{}), started: make(chan struct{})}
-	req := httptest.NewRequest("GET", DefaultBasePath+"/apis/management.service/v1/projects?watch=1&resourceVersion="+
+	req := httptest.NewRequest("GET", "/base/apis/management.service/v1/projects?watch=1&resourceVersion="+
 		fmt.Sprint(rv), nil)
-	req.Header.Set("Authorization", "Bearer k-0123456789")
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -77,28 +48,24 @@ func TestWatchErrorEvent(t *testing.T) {
 	// backend keeps.
 	for i := 0; i < 30; i++ {
 		p := &resource.Project{ObjectMeta: resource.ObjectMeta{Name: fmt.Sprintf("p%d", i)}}
-		if err := st.Create(ctx, p, store.CreateOptions{}); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, st.Create(ctx, p, store.CreateOptions{}))
 	}
 	close(w.gate)
 	select {
 	case <-done:
 	case <-time.After(30 * time.Second):
-		t.Fatal("the watch did not end after falling behind")
+		require.Fail(t, "the watch did not end after falling behind")
 	}
 	lines := strings.Split(strings.TrimSpace(w.body.String()), "\n")
 	var last struct {
 		Type   string
 		Object map[string]any
 	}
-	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &last); err != nil {
-		t.Fatal(err)
-	}
-	if w.code != 200 || last.Type != "ERROR" || last.Object["kind"] != "Status" || last.Object["code"] != float64(410) {
-		t.Fatalf("code %d; after %d events the stream ended with %s %v, want an ERROR event with a 410 Status",
-			w.code, len(lines), last.Type, last.Object)
-	}
+	require.NoError(t, json.Unmarshal([]byte(lines[len(lines)-1]), &last))
+	assert.Equal(t, 200, w.code)
+	assert.Equal(t, "ERROR", last.Type, "after %d events, want an ERROR event with a 410 Status", len(lines))
+	assert.Equal(t, "Status", last.Object["kind"])
+	assert.Equal(t, float64(410), last.Object["code"])
 }
 
 // gatedWriter is a ResponseWriter whose writes wait for gate once the header is out.

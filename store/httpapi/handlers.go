@@ -1,17 +1,15 @@
-package apiserver
+package httpapi
 
 import (
 	"fmt"
 	"net/http"
 
-	"github.com/management-service/mgmt/migrate"
 	"github.com/management-service/mgmt/resource"
 	"github.com/management-service/mgmt/store"
-	"github.com/management-service/mgmt/token"
 )
 
 // serveResource runs the verb of a resource request.
-func (s *Server) serveResource(w http.ResponseWriter, r *http.Request, ri *route, c *caller) {
+func (s *Server) serveResource(w http.ResponseWriter, r *http.Request, ri *route) {
 	// Answer 406 before doing anything that writes.
 	if _, err := responseType(r); err != nil {
 		s.writeError(w, r, err)
@@ -26,15 +24,15 @@ func (s *Server) serveResource(w http.ResponseWriter, r *http.Request, ri *route
 	case "watch":
 		err = s.watch(w, r, ri)
 	case "create":
-		err = s.create(w, r, ri, c)
+		err = s.create(w, r, ri)
 	case "update":
-		err = s.update(w, r, ri, c)
+		err = s.update(w, r, ri)
 	case "patch":
-		err = s.patch(w, r, ri, c)
+		err = s.patch(w, r, ri)
 	case "delete":
-		err = s.delete(w, r, ri, c)
+		err = s.delete(w, r, ri)
 	case "deletecollection":
-		err = s.deleteCollection(w, r, ri, c)
+		err = s.deleteCollection(w, r, ri)
 	default:
 		err = methodNotAllowed(ri.kind, ri.verb)
 	}
@@ -43,8 +41,41 @@ func (s *Server) serveResource(w http.ResponseWriter, r *http.Request, ri *route
 	}
 }
 
-func (ri *route) writeOptions(c *caller) store.WriteOptions {
-	return store.WriteOptions{DryRun: ri.opts.dryRun, FieldManager: ri.opts.fieldManager, User: c.user}
+func (ri *route) writeOptions() store.WriteOptions {
+	return store.WriteOptions{DryRun: ri.opts.dryRun, FieldManager: ri.opts.fieldManager, User: ri.user}
+}
+
+// checkVisible answers a request about one object the caller may not see
+// (Decision.Visible) exactly as a request about a missing one. It returns the uid of
+// the object it checked ("" when there was nothing to check), for a precondition.
+func (s *Server) checkVisible(r *http.Request, ri *route) (string, error) {
+	if ri.decision.Visible == nil {
+		return "", nil
+	}
+	obj := ri.res.kind.New()
+	if err := s.store.Get(r.Context(), ri.namespace, ri.name, obj, store.GetOptions{}); err != nil {
+		return "", err
+	}
+	if !ri.visible(obj) {
+		return "", resource.NewNotFound(ri.res.kind, ri.name)
+	}
+	return string(obj.GetObjectMeta().UID), nil
+}
+
+// filterList drops the items of list the caller may not see (Decision.Visible).
+func filterList(ri *route, list resource.ObjectList) {
+	if ri.decision.Visible == nil {
+		return
+	}
+	keep := make([]resource.Object, 0, list.Len())
+	for i := 0; i < list.Len(); i++ {
+		if it := list.Item(i); ri.visible(it) {
+			keep = append(keep, it)
+		}
+	}
+	_ = list.SetItems(keep) // the items came from the list: of its type
+	// What is left out is not counted either.
+	list.GetListMeta().RemainingItemCount = nil
 }
 
 func (s *Server) get(w http.ResponseWriter, r *http.Request, ri *route) error {
@@ -52,6 +83,9 @@ func (s *Server) get(w http.ResponseWriter, r *http.Request, ri *route) error {
 	obj := k.New()
 	if err := s.store.Get(r.Context(), ri.namespace, ri.name, obj, store.GetOptions{ResourceVersion: ri.opts.resourceVersion}); err != nil {
 		return err
+	}
+	if !ri.visible(obj) {
+		return resource.NewNotFound(k, ri.name)
 	}
 	setTypeMeta(obj, k)
 	s.writeObject(w, r, http.StatusOK, obj)
@@ -66,6 +100,7 @@ func (s *Server) list(w http.ResponseWriter, r *http.Request, ri *route) error {
 	if err := s.store.List(r.Context(), list, lo); err != nil {
 		return err
 	}
+	filterList(ri, list)
 	setListTypeMeta(list, k)
 	s.writeObject(w, r, http.StatusOK, list)
 	return nil
@@ -88,7 +123,7 @@ func checkBodyNamespace(ri *route, obj resource.Object) error {
 	return nil
 }
 
-func (s *Server) create(w http.ResponseWriter, r *http.Request, ri *route, c *caller) error {
+func (s *Server) create(w http.ResponseWriter, r *http.Request, ri *route) error {
 	k := ri.kind
 	obj, err := s.decodeObject(r, k)
 	if err != nil {
@@ -98,39 +133,22 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request, ri *route, c *ca
 		return err
 	}
 	ctx := r.Context()
-	switch k.Kind {
-	case resource.KindProjectMigrateVirtualClusterInstance:
-		req, ok := obj.(*resource.ProjectMigrateVirtualClusterInstance)
-		if !ok {
-			return resource.NewInternalError(fmt.Errorf("decoded %T for %s", obj, k.Kind))
-		}
-		res, err := s.cfg.Migrator.Migrate(ctx, ri.name, req,
-			migrate.Caller{User: c.user, Authorizer: migrate.AuthorizerFunc(c.allowed)},
-			migrate.RequestOptions{DryRun: ri.opts.dryRun, FieldManager: ri.opts.fieldManager})
+	create := ri.res.create
+	name := ""
+	if ri.sub != nil {
+		create, name = ri.sub.Create, ri.name
+	}
+	if create != nil {
+		res, err := create(ctx, &CreateRequest{Kind: k, Object: obj, Name: name, Namespace: ri.namespace,
+			Write: ri.writeOptions()})
 		if err != nil {
 			return err
-		}
-		setTypeMeta(res, k)
-		s.writeObject(w, r, http.StatusCreated, res)
-		return nil
-	case resource.KindDirectClusterEndpointToken:
-		req, ok := obj.(*resource.DirectClusterEndpointToken)
-		if !ok {
-			return resource.NewInternalError(fmt.Errorf("decoded %T for %s", obj, k.Kind))
-		}
-		tc, err := s.tokenCaller(ctx, c)
-		if err != nil {
-			return err
-		}
-		res, err := s.cfg.Issuer.Issue(ctx, req, tc, token.IssueOptions{WriteOptions: ri.writeOptions(c)})
-		if err != nil {
-			return token.StatusFor(err)
 		}
 		setTypeMeta(res, k)
 		s.writeObject(w, r, http.StatusCreated, res)
 		return nil
 	}
-	if err := s.store.Create(ctx, obj, store.CreateOptions{WriteOptions: ri.writeOptions(c)}); err != nil {
+	if err := s.store.Create(ctx, obj, store.CreateOptions{WriteOptions: ri.writeOptions()}); err != nil {
 		return err
 	}
 	setTypeMeta(obj, k)
@@ -138,7 +156,7 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request, ri *route, c *ca
 	return nil
 }
 
-func (s *Server) update(w http.ResponseWriter, r *http.Request, ri *route, c *caller) error {
+func (s *Server) update(w http.ResponseWriter, r *http.Request, ri *route) error {
 	k := ri.kind
 	obj, err := s.decodeObject(r, k)
 	if err != nil {
@@ -151,7 +169,10 @@ func (s *Server) update(w http.ResponseWriter, r *http.Request, ri *route, c *ca
 		return resource.NewBadRequest(fmt.Sprintf(
 			"the name of the object (%s) does not match the name on the URL (%s)", m.Name, ri.name))
 	}
-	opts := store.UpdateOptions{WriteOptions: ri.writeOptions(c)}
+	if _, err := s.checkVisible(r, ri); err != nil {
+		return err
+	}
+	opts := store.UpdateOptions{WriteOptions: ri.writeOptions()}
 	if ri.subresource == "status" {
 		err = s.store.UpdateStatus(r.Context(), obj, opts)
 	} else {
@@ -165,7 +186,7 @@ func (s *Server) update(w http.ResponseWriter, r *http.Request, ri *route, c *ca
 	return nil
 }
 
-func (s *Server) patch(w http.ResponseWriter, r *http.Request, ri *route, c *caller) error {
+func (s *Server) patch(w http.ResponseWriter, r *http.Request, ri *route) error {
 	k := ri.kind
 	ct := r.Header.Get("Content-Type")
 	pt := mediaTypeOf(ct)
@@ -184,10 +205,13 @@ func (s *Server) patch(w http.ResponseWriter, r *http.Request, ri *route, c *cal
 	if err != nil {
 		return err
 	}
+	if _, err := s.checkVisible(r, ri); err != nil {
+		return err
+	}
 	obj := k.New()
 	m := obj.GetObjectMeta()
 	m.Name, m.Namespace = ri.name, ri.namespace
-	if err := s.store.Patch(r.Context(), obj, pt, body, store.PatchOptions{WriteOptions: ri.writeOptions(c)}); err != nil {
+	if err := s.store.Patch(r.Context(), obj, pt, body, store.PatchOptions{WriteOptions: ri.writeOptions()}); err != nil {
 		return err
 	}
 	setTypeMeta(obj, k)
@@ -195,15 +219,23 @@ func (s *Server) patch(w http.ResponseWriter, r *http.Request, ri *route, c *cal
 	return nil
 }
 
-func (s *Server) delete(w http.ResponseWriter, r *http.Request, ri *route, c *caller) error {
+func (s *Server) delete(w http.ResponseWriter, r *http.Request, ri *route) error {
 	k := ri.kind
 	body, err := s.readBody(r)
 	if err != nil {
 		return err
 	}
-	opts, orphan, err := ri.deleteOptionsFrom(body, r.Header.Get("Content-Type"), c)
+	opts, orphan, err := ri.deleteOptionsFrom(body, r.Header.Get("Content-Type"))
 	if err != nil {
 		return err
+	}
+	uid, err := s.checkVisible(r, ri)
+	if err != nil {
+		return err
+	}
+	if uid != "" && opts.Preconditions.UID == nil {
+		// Delete the object that was checked, not one made since under its name.
+		opts.Preconditions.UID = &uid
 	}
 	obj := k.New()
 	m := obj.GetObjectMeta()
@@ -232,13 +264,16 @@ func (s *Server) delete(w http.ResponseWriter, r *http.Request, ri *route, c *ca
 	return nil
 }
 
-func (s *Server) deleteCollection(w http.ResponseWriter, r *http.Request, ri *route, c *caller) error {
+func (s *Server) deleteCollection(w http.ResponseWriter, r *http.Request, ri *route) error {
 	k := ri.kind
+	if ri.decision.Visible != nil {
+		return resource.NewForbidden(k, "", "deletecollection is not allowed where the caller sees only some of the objects: delete them one by one")
+	}
 	body, err := s.readBody(r)
 	if err != nil {
 		return err
 	}
-	opts, _, err := ri.deleteOptionsFrom(body, r.Header.Get("Content-Type"), c)
+	opts, _, err := ri.deleteOptionsFrom(body, r.Header.Get("Content-Type"))
 	if err != nil {
 		return err
 	}

@@ -1,4 +1,4 @@
-package apiserver
+package httpapi
 
 import (
 	"bytes"
@@ -8,6 +8,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	"github.com/management-service/mgmt/resource"
 	"github.com/management-service/mgmt/schema"
 )
@@ -15,40 +18,32 @@ import (
 // TestCommonSchemaCopy checks that the embedded copy of the schema package's
 // common.json is identical to it (the schema package does not export that document).
 func TestCommonSchemaCopy(t *testing.T) {
-	orig, err := os.ReadFile(filepath.Join("..", "..", "..", "..", "schema", "schemas", "common.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(orig, commonSchema) {
-		t.Fatal("examples/server/internal/apiserver/common.json differs from schema/schemas/common.json: copy it again")
-	}
+	orig, err := os.ReadFile(filepath.Join("..", "..", "schema", "schemas", "common.json"))
+	require.NoError(t, err)
+	require.True(t, bytes.Equal(orig, commonSchema),
+		"store/httpapi/common.json differs from schema/schemas/common.json: copy it again")
 }
 
 // TestOpenAPIDocument checks what kubectl relies on in the generated document: the
 // kind of every operation and schema, the fieldValidation parameter on every PATCH,
 // and $refs that all resolve.
 func TestOpenAPIDocument(t *testing.T) {
-	served, err := servedResources(resource.NewScheme())
-	if err != nil {
-		t.Fatal(err)
-	}
-	docs, err := buildOpenAPI(schema.NewRegistry(), served, DefaultBasePath)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, groups, err := servedResources(resource.NewScheme(), testResources())
+	require.NoError(t, err)
+	require.Len(t, groups, 1)
+	docs, err := buildOpenAPI(schema.NewRegistry(), groups[0], "/base", "")
+	require.NoError(t, err)
 	var doc struct {
 		OpenAPI    string
 		Paths      map[string]map[string]json.RawMessage
 		Components struct{ Schemas map[string]map[string]any }
 	}
-	if err := json.Unmarshal(docs.doc, &doc); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, json.Unmarshal(docs.body, &doc))
 	for _, k := range []string{"Project", "VirtualClusterInstance", "AccessKey", "DirectClusterEndpointToken", "ProjectMigrateVirtualClusterInstance"} {
 		s := doc.Components.Schemas["service.management.v1."+k]
 		gvks, _ := s["x-kubernetes-group-version-kind"].([]any)
-		if len(gvks) != 1 || gvks[0].(map[string]any)["kind"] != k {
-			t.Errorf("schema of %s: x-kubernetes-group-version-kind %v", k, s["x-kubernetes-group-version-kind"])
+		if assert.Len(t, gvks, 1, "schema of %s", k) {
+			assert.Equal(t, k, gvks[0].(map[string]any)["kind"], "schema of %s", k)
 		}
 	}
 	for _, kind := range []string{"Project", "VirtualClusterInstance", "AccessKey", "DirectClusterEndpointToken"} {
@@ -67,26 +62,18 @@ func TestOpenAPIDocument(t *testing.T) {
 			for _, p := range op.Parameters {
 				has = has || (p.Name == "fieldValidation" && p.In == "query")
 			}
-			if !has {
-				t.Errorf("PATCH %s has no fieldValidation parameter", path)
-			}
+			assert.True(t, has, "PATCH %s has no fieldValidation parameter", path)
 		}
-		if !found {
-			t.Errorf("no PATCH operation for %s: kubectl create -f would fail validation", kind)
-		}
+		assert.True(t, found, "no PATCH operation for %s: kubectl create -f would fail validation", kind)
 	}
 	// Every $ref resolves.
-	for _, ref := range regexpRefs(string(docs.doc)) {
+	for _, ref := range regexpRefs(string(docs.body)) {
 		name := strings.TrimPrefix(ref, "#/components/schemas/")
-		if _, ok := doc.Components.Schemas[name]; !ok {
-			t.Errorf("unresolved $ref %s", ref)
-		}
+		assert.Contains(t, doc.Components.Schemas, name, "unresolved $ref %s", ref)
 	}
 	// No JSON Schema keyword OpenAPI 3.0 lacks.
 	for _, kw := range []string{`"const"`, `"$defs"`, `"if"`, `"then"`, `"propertyNames"`, `"$schema"`, `"$id"`} {
-		if strings.Contains(string(docs.doc), kw+":") {
-			t.Errorf("the document still has %s", kw)
-		}
+		assert.NotContains(t, string(docs.body), kw+":", "the document still has %s", kw)
 	}
 }
 

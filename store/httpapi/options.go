@@ -1,4 +1,4 @@
-package apiserver
+package httpapi
 
 import (
 	"bytes"
@@ -174,10 +174,10 @@ type deleteOptions struct {
 
 // deleteOptionsFrom merges the query's delete options with a DeleteOptions body, when
 // there is one. It returns the options and orphanDependents, when the body set it.
-func (ri *route) deleteOptionsFrom(body []byte, contentType string, c *caller) (store.DeleteOptions, *bool, error) {
+func (ri *route) deleteOptionsFrom(body []byte, contentType string) (store.DeleteOptions, *bool, error) {
 	o := ri.opts
 	do := store.DeleteOptions{
-		WriteOptions:       store.WriteOptions{DryRun: o.dryRun, User: c.user},
+		WriteOptions:       store.WriteOptions{DryRun: o.dryRun, User: ri.user},
 		GracePeriodSeconds: o.gracePeriod,
 		PropagationPolicy:  o.propagationPolicy,
 	}

@@ -1,4 +1,4 @@
-package apiserver
+package httpapi
 
 import (
 	"bytes"
@@ -7,7 +7,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"sort"
+	"slices"
 	"strings"
 
 	"github.com/management-service/mgmt/resource"
@@ -21,30 +21,28 @@ import (
 //go:embed common.json
 var commonSchema []byte
 
-// openAPIDocs are the OpenAPI v3 documents: the index at /openapi/v3 and the document
-// of management.service/v1, generated once from the JSON Schemas.
-type openAPIDocs struct {
-	index []byte
-	doc   []byte
-	hash  string
-}
+const metaPrefix = "io.k8s.apimachinery.pkg.apis.meta.v1."
 
-const (
-	schemaPrefix = "service.management.v1."
-	commonPrefix = "service.management.v1.common."
-	metaPrefix   = "io.k8s.apimachinery.pkg.apis.meta.v1."
-)
+// schemaPrefix is the prefix of a group version's schema names, the group reversed
+// as Kubernetes names them ("service.management.v1." for management.service/v1).
+func schemaPrefix(group, version string) string {
+	parts := strings.Split(group, ".")
+	slices.Reverse(parts)
+	return strings.Join(parts, ".") + "." + version + "."
+}
 
 // buildOpenAPI generates the OpenAPI 3.0 document of the group from the kinds' JSON
 // Schemas (draft 2020-12, converted to the OpenAPI 3.0 schema dialect), with the
 // operations and query parameters kubectl looks for: x-kubernetes-group-version-kind
 // on each operation and each kind's schema (kubectl explain), and the fieldValidation
 // parameter on PATCH (kubectl then leaves validation to the server).
-func buildOpenAPI(reg *schema.Registry, served map[string]*servedResource, base string) (*openAPIDocs, error) {
-	conv := &converter{}
+func buildOpenAPI(reg *schema.Registry, g *servedGroup, base, title string) (*document, error) {
+	schemaPrefix := schemaPrefix(g.name, g.version)
+	commonPrefix := schemaPrefix + "common."
+	conv := &converter{commonPrefix: commonPrefix}
 	var common map[string]any
 	if err := unmarshalNumbers(commonSchema, &common); err != nil {
-		return nil, fmt.Errorf("apiserver: common schema: %w", err)
+		return nil, fmt.Errorf("httpapi: common schema: %w", err)
 	}
 	defs, _ := common["$defs"].(map[string]any)
 	conv.empty = map[string]bool{}
@@ -66,20 +64,15 @@ func buildOpenAPI(reg *schema.Registry, served map[string]*servedResource, base 
 	}
 
 	paths := map[string]any{}
-	root := "/apis/" + resource.GroupVersion
-	names := make([]string, 0, len(served))
-	for n := range served {
-		names = append(names, n)
-	}
-	sort.Strings(names)
+	root := "/apis/" + g.groupVersion()
 	addKind := func(k *resource.KindInfo) error {
 		v, ok := reg.Validator(k.GVK())
 		if !ok {
-			return fmt.Errorf("apiserver: no JSON Schema for %s", k.Kind)
+			return fmt.Errorf("httpapi: no JSON Schema for %s", k.Kind)
 		}
 		var doc map[string]any
 		if err := unmarshalNumbers(v.Source(), &doc); err != nil {
-			return fmt.Errorf("apiserver: schema of %s: %w", k.Kind, err)
+			return fmt.Errorf("httpapi: schema of %s: %w", k.Kind, err)
 		}
 		s := conv.convert(doc).(map[string]any)
 		if _, ok := s["description"]; !ok {
@@ -103,8 +96,7 @@ func buildOpenAPI(reg *schema.Registry, served map[string]*servedResource, base 
 		}
 		return nil
 	}
-	for _, n := range names {
-		sr := served[n]
+	for _, sr := range g.resources {
 		k := sr.kind
 		if err := addKind(k); err != nil {
 			return nil, err
@@ -167,25 +159,29 @@ func buildOpenAPI(reg *schema.Registry, served map[string]*servedResource, base 
 				"put":        withSub(writeOp(k, "put", "update"), "status"),
 			}
 		}
-		if sr.sub != "" {
-			sk := sr.subKind
-			if err := addKind(sk); err != nil {
+		for _, sub := range sr.subList {
+			if err := addKind(sub.kind); err != nil {
 				return nil, err
 			}
-			op := writeOp(sk, "post", "create")
-			op["operationId"] = "create" + k.Kind + upperFirst(sr.sub)
-			op["description"] = "move a VirtualClusterInstance into the project {name}"
-			paths[root+"/"+k.Resource+"/{name}/"+sr.sub] = map[string]any{
-				"parameters": []any{pathParam("name", "name of the target Project")},
+			op := writeOp(sub.kind, "post", "create")
+			op["operationId"] = "create" + k.Kind + upperFirst(sub.Name)
+			if sub.Description != "" {
+				op["description"] = sub.Description
+			}
+			paths[item+"/"+sub.Name] = map[string]any{
+				"parameters": ip["parameters"],
 				"post":       op,
 			}
 		}
 	}
 
+	if title == "" {
+		title = g.name
+	}
 	doc := map[string]any{
 		"openapi": "3.0.0",
-		"info": map[string]any{"title": "management.service", "version": resource.Version,
-			"description": "The management API, generated from the JSON Schemas of package schema."},
+		"info": map[string]any{"title": title, "version": g.version,
+			"description": "Generated from the JSON Schemas of the served kinds."},
 		"servers": []any{map[string]any{"url": base}},
 		"paths":   paths,
 		"components": map[string]any{
@@ -204,19 +200,7 @@ func buildOpenAPI(reg *schema.Registry, served map[string]*servedResource, base 
 		return nil, err
 	}
 	sum := sha512.Sum512(buf.Bytes())
-	out := &openAPIDocs{doc: bytes.TrimSpace(buf.Bytes()), hash: strings.ToUpper(hex.EncodeToString(sum[:]))}
-	// A server-relative URL that is not rooted at /openapi/v3 is used as it is by every
-	// client-go version; one rooted there would lose the base path on older ones.
-	idx, err := json.Marshal(map[string]any{"paths": map[string]any{
-		"apis/" + resource.GroupVersion: map[string]any{
-			"serverRelativeURL": base + "/openapi/v3/apis/" + resource.GroupVersion + "?hash=" + out.hash,
-		},
-	}})
-	if err != nil {
-		return nil, err
-	}
-	out.index = idx
-	return out, nil
+	return &document{body: bytes.TrimSpace(buf.Bytes()), hash: strings.ToUpper(hex.EncodeToString(sum[:]))}, nil
 }
 
 func unmarshalNumbers(b []byte, v any) error {
@@ -252,7 +236,8 @@ func isEmptySchema(v any) bool {
 // checks the full schema on every write; the document is for clients (explain, field
 // discovery).
 type converter struct {
-	empty map[string]bool // common definitions that convert to nothing
+	empty        map[string]bool // common definitions that convert to nothing
+	commonPrefix string          // the schema name prefix of common.json's definitions
 }
 
 var keptKeywords = map[string]bool{
@@ -327,7 +312,7 @@ func (c *converter) convert(v any) any {
 	if r, ok := m["$ref"].(string); ok {
 		name := r[strings.LastIndex(r, "/")+1:]
 		if !c.empty[name] {
-			target := map[string]any{"$ref": "#/components/schemas/" + commonPrefix + name}
+			target := map[string]any{"$ref": "#/components/schemas/" + c.commonPrefix + name}
 			if len(out) == 0 {
 				return target
 			}
@@ -406,7 +391,7 @@ func listOp(k *resource.KindInfo, allNamespaces bool) map[string]any {
 		"description":                     "list or watch objects of kind " + k.Kind,
 		"tags":                            tag(k),
 		"parameters":                      listParams(true),
-		"responses":                       responses("200", schemaPrefix+k.ListKind),
+		"responses":                       responses("200", schemaName(k, k.ListKind)),
 		"x-kubernetes-action":             "list",
 		"x-kubernetes-group-version-kind": gvkExt(k, k.Kind),
 	}
@@ -418,7 +403,7 @@ func getOp(k *resource.KindInfo, sub string) map[string]any {
 		"description":                     "read the specified " + k.Kind,
 		"tags":                            tag(k),
 		"parameters":                      []any{pPretty, queryParam("resourceVersion", "string", "Read a state not older than this resourceVersion.")},
-		"responses":                       responses("200", schemaPrefix+k.Kind),
+		"responses":                       responses("200", schemaName(k, k.Kind)),
 		"x-kubernetes-action":             "get",
 		"x-kubernetes-group-version-kind": gvkExt(k, k.Kind),
 	}
@@ -439,8 +424,8 @@ func writeOp(k *resource.KindInfo, method, action string) map[string]any {
 		"tags":        tag(k),
 		"parameters":  []any{pDryRun, pFieldManager, pFieldValidation, pPretty},
 		"requestBody": map[string]any{"required": true, "content": map[string]any{
-			"*/*": map[string]any{"schema": ref(schemaPrefix + k.Kind)}}},
-		"responses":                       responses(code, schemaPrefix+k.Kind),
+			"*/*": map[string]any{"schema": ref(schemaName(k, k.Kind))}}},
+		"responses":                       responses(code, schemaName(k, k.Kind)),
 		"x-kubernetes-action":             map[string]string{"post": "post", "put": "put"}[method],
 		"x-kubernetes-group-version-kind": gvkExt(k, k.Kind),
 	}
@@ -458,7 +443,7 @@ func patchOp(k *resource.KindInfo, sub string) map[string]any {
 			"application/json-patch+json":  p,
 			"application/merge-patch+json": p,
 		}},
-		"responses":                       responses("200", schemaPrefix+k.Kind),
+		"responses":                       responses("200", schemaName(k, k.Kind)),
 		"x-kubernetes-action":             "patch",
 		"x-kubernetes-group-version-kind": gvkExt(k, k.Kind),
 	}
@@ -481,8 +466,8 @@ func deleteOp(k *resource.KindInfo) map[string]any {
 		"requestBody": map[string]any{"content": map[string]any{
 			"*/*": map[string]any{"schema": ref(metaPrefix + "DeleteOptions")}}},
 		"responses": map[string]any{
-			"200": map[string]any{"description": "OK", "content": content(schemaPrefix + k.Kind)},
-			"202": map[string]any{"description": "Accepted", "content": content(schemaPrefix + k.Kind)},
+			"200": map[string]any{"description": "OK", "content": content(schemaName(k, k.Kind))},
+			"202": map[string]any{"description": "Accepted", "content": content(schemaName(k, k.Kind))},
 			"401": map[string]any{"description": "Unauthorized"},
 		},
 		"x-kubernetes-action":             "delete",
@@ -498,7 +483,7 @@ func deleteCollectionOp(k *resource.KindInfo) map[string]any {
 		"parameters":  append(deleteParams(), listParams(false)...),
 		"requestBody": map[string]any{"content": map[string]any{
 			"*/*": map[string]any{"schema": ref(metaPrefix + "DeleteOptions")}}},
-		"responses":                       responses("200", schemaPrefix+k.ListKind),
+		"responses":                       responses("200", schemaName(k, k.ListKind)),
 		"x-kubernetes-action":             "deletecollection",
 		"x-kubernetes-group-version-kind": gvkExt(k, k.Kind),
 	}
@@ -551,4 +536,9 @@ func upperFirst(s string) string {
 		return s
 	}
 	return strings.ToUpper(s[:1]) + s[1:]
+}
+
+// schemaName is the name of a schema of k's group version in the document.
+func schemaName(k *resource.KindInfo, kind string) string {
+	return schemaPrefix(k.Group, k.Version) + kind
 }
