@@ -2,16 +2,16 @@
 // server built from the library's packages, which a stock kubectl and client-go's
 // dynamic client talk to.
 //
-//	cd examples/server && go run .
+//	go run ./examples/server --seed examples/server/seed.yaml
 //
 // starts it on https://127.0.0.1:8080/kubernetes/management with an in-memory store and
 // a self-signed certificate, prints an admin access key and writes a kubeconfig, so that
 //
 //	kubectl --kubeconfig ./management.kubeconfig get projects
 //
-// works at once. Run it with -h for the flags; the README shows a session. The server is
-// a nested module (github.com/management-service/mgmt/examples/server), so that the
-// library's module needs nothing only the server uses.
+// works at once. Run it with -h for the flags; the README shows a session. It needs
+// nothing beyond the library's own modules; the same server on etcd is the command in
+// the nested module examples/server/etcd.
 package main
 
 import (

@@ -18,7 +18,6 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/management-service/mgmt/examples/server/internal/apiserver"
@@ -28,7 +27,6 @@ import (
 	"github.com/management-service/mgmt/store"
 	"github.com/management-service/mgmt/store/backend"
 	"github.com/management-service/mgmt/store/badger"
-	"github.com/management-service/mgmt/store/etcd"
 	"github.com/management-service/mgmt/store/httpapi"
 	"github.com/management-service/mgmt/store/memdb"
 	"github.com/management-service/mgmt/token"
@@ -48,11 +46,9 @@ type Options struct {
 	// DataDir keeps the objects (badger) and the self-signed pair; "" keeps everything
 	// in memory.
 	DataDir string
-	// EtcdEndpoints are the client URLs of an etcd cluster to keep the objects in;
-	// several servers with the same endpoints and prefix serve one store.
-	EtcdEndpoints []string
-	// EtcdPrefix is the key prefix of the objects in etcd; "" means etcd.DefaultPrefix.
-	EtcdPrefix string
+	// Storage is a storage the server does not build in (etcd, from the nested module
+	// examples/server/etcd); nil means memory or --data-dir.
+	Storage *Storage
 	// AccessKey is the admin access key; "" generates one.
 	AccessKey string
 	// Seed is a YAML file of objects to create at start.
@@ -76,9 +72,25 @@ type Options struct {
 	Logger *slog.Logger
 }
 
-// ParseFlags reads the command line into Options.
-func ParseFlags(args []string, stderr io.Writer) (Options, error) {
+// Storage is a storage the server does not build in, added by another command (the
+// etcd one, in the nested module examples/server/etcd, so that the in-memory server
+// builds without etcd's modules).
+type Storage struct {
+	// Flags adds the storage's flags to the command line.
+	Flags func(fs *flag.FlagSet)
+	// Check validates the storage's flags once parsed: set holds the flags given.
+	Check func(set map[string]bool, o Options) error
+	// Open returns the backend and its elector when the storage's flags select it; a
+	// nil backend leaves the objects in memory or --data-dir.
+	Open func(ctx context.Context, o Options) (backend.Backend, store.Elector, error)
+}
+
+// ParseFlags reads the command line into Options, with the flags of storage, if any.
+func ParseFlags(args []string, stderr io.Writer, storage ...*Storage) (Options, error) {
 	var o Options
+	if len(storage) > 0 {
+		o.Storage = storage[0]
+	}
 	fs := flag.NewFlagSet("server", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.StringVar(&o.Addr, "addr", "127.0.0.1:8080", "host:port to listen on (port 0 picks a free one)")
@@ -86,9 +98,6 @@ func ParseFlags(args []string, stderr io.Writer) (Options, error) {
 	fs.StringVar(&o.TLSKeyFile, "tls-key-file", "", "PEM private key of --tls-cert-file")
 	fs.BoolVar(&o.HTTP, "http", false, "serve plain HTTP (for curl, or behind a TLS-terminating proxy)")
 	fs.StringVar(&o.DataDir, "data-dir", "", "keep the objects (badger) and the self-signed certificate here; empty: in memory")
-	var endpoints string
-	fs.StringVar(&endpoints, "etcd-endpoints", "", "comma-separated etcd client URLs to keep the objects in (several servers may share them)")
-	fs.StringVar(&o.EtcdPrefix, "etcd-prefix", etcd.DefaultPrefix, "key prefix of the objects in etcd (with --etcd-endpoints)")
 	fs.StringVar(&o.AccessKey, "access-key", "", "the admin access key to accept; empty: generate one and print it")
 	fs.StringVar(&o.Seed, "seed", "", "YAML file of objects (documents separated by ---) to create at start")
 	fs.StringVar(&o.NamespacePrefix, "project-namespace-prefix", resource.DefaultProjectNamespacePrefix, "prefix of a project's namespace")
@@ -98,27 +107,21 @@ func ParseFlags(args []string, stderr io.Writer) (Options, error) {
 	fs.StringVar(&o.CAFile, "write-ca", "./management-ca.crt", "write the self-signed certificate here, for curl --cacert (empty: none)")
 	fs.IntVar(&o.MaxRequestsInFlight, "max-requests-inflight", httpapi.DefaultMaxRequestsInFlight, "non-mutating requests served at once (429 beyond)")
 	fs.IntVar(&o.MaxMutatingRequestsInFlight, "max-mutating-requests-inflight", httpapi.DefaultMaxMutatingRequestsInFlight, "mutating requests served at once (429 beyond)")
+	if o.Storage != nil && o.Storage.Flags != nil {
+		o.Storage.Flags(fs)
+	}
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
 	if fs.NArg() > 0 {
 		return o, fmt.Errorf("unexpected arguments: %v", fs.Args())
 	}
-	for _, e := range strings.Split(endpoints, ",") {
-		if e = strings.TrimSpace(e); e != "" {
-			o.EtcdEndpoints = append(o.EtcdEndpoints, e)
-		}
-	}
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
-	if set["etcd-endpoints"] && len(o.EtcdEndpoints) == 0 {
-		return o, fmt.Errorf("--etcd-endpoints %q names no endpoint", endpoints)
-	}
-	if set["etcd-prefix"] && len(o.EtcdEndpoints) == 0 {
-		return o, errors.New("--etcd-prefix goes with --etcd-endpoints")
-	}
-	if len(o.EtcdEndpoints) > 0 && o.DataDir != "" {
-		return o, errors.New("--data-dir and --etcd-endpoints exclude each other: the objects live in one place")
+	if o.Storage != nil && o.Storage.Check != nil {
+		if err := o.Storage.Check(set, o); err != nil {
+			return o, err
+		}
 	}
 	if (o.TLSCertFile == "") != (o.TLSKeyFile == "") {
 		return o, errors.New("--tls-cert-file and --tls-key-file go together")
@@ -170,21 +173,16 @@ func Start(ctx context.Context, o Options) (_ *Server, err error) {
 		}
 	}()
 
-	// Storage: etcd with --etcd-endpoints, badger in --data-dir, else memory.
+	// Storage: an added one when its flags select it, badger in --data-dir, else
+	// memory.
 	var elector store.Elector
-	switch {
-	case len(o.EtcdEndpoints) > 0:
-		b, err := etcd.New(ctx, etcd.Options{Endpoints: o.EtcdEndpoints, Prefix: o.EtcdPrefix})
-		if err != nil {
-			return nil, fmt.Errorf("opening etcd at %s: %w", strings.Join(o.EtcdEndpoints, ","), err)
-		}
-		srv.backend = b
-		// Servers that share the prefix share the store: one of them reaps and collects.
-		e, err := etcd.NewElector(b.Client(), etcd.ElectorOptions{Election: strings.TrimSuffix(b.Prefix(), "/") + "-election"})
-		if err != nil {
+	if o.Storage != nil && o.Storage.Open != nil {
+		if srv.backend, elector, err = o.Storage.Open(ctx, o); err != nil {
 			return nil, err
 		}
-		elector = e
+	}
+	switch {
+	case srv.backend != nil:
 	case o.DataDir != "":
 		if err := os.MkdirAll(o.DataDir, 0o700); err != nil {
 			return nil, err
@@ -429,8 +427,8 @@ func expireTokens(ctx context.Context, issuer *token.Issuer, log *slog.Logger) {
 
 // Main runs the server until SIGINT or SIGTERM (ctx done): it prints the listening
 // line and the admin key on stdout.
-func Main(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	o, err := ParseFlags(args, stderr)
+func Main(ctx context.Context, args []string, stdout, stderr io.Writer, storage ...*Storage) error {
+	o, err := ParseFlags(args, stderr, storage...)
 	if err != nil {
 		return err
 	}

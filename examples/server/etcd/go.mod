@@ -1,10 +1,10 @@
-module github.com/management-service/mgmt/examples/server
+module github.com/management-service/mgmt/examples/server/etcd
 
 go 1.26.0
 
 require (
 	github.com/management-service/mgmt v0.0.0
-	sigs.k8s.io/yaml v1.6.0
+	github.com/stretchr/testify v1.12.1
 )
 
 require (
@@ -45,6 +45,7 @@ require (
 	go.opentelemetry.io/proto/otlp v1.11.0 // indirect
 	go.uber.org/multierr v1.11.0 // indirect
 	go.uber.org/zap v1.27.1 // indirect
+	go.yaml.in/yaml/v3 v3.0.5 // indirect
 	golang.org/x/crypto v0.58.0 // indirect
 	golang.org/x/net v0.61.0 // indirect
 	golang.org/x/text v0.43.0 // indirect
@@ -54,6 +55,7 @@ require (
 	google.golang.org/grpc v1.83.2 // indirect
 	gopkg.in/natefinch/lumberjack.v2 v2.2.1 // indirect
 	k8s.io/utils v0.0.0-20260108192941-914a6e750570 // indirect
+	sigs.k8s.io/yaml v1.6.0 // indirect
 )
 
 require (
@@ -81,6 +83,6 @@ require (
 	google.golang.org/protobuf v1.36.11 // indirect
 )
 
-replace github.com/management-service/mgmt => ../..
+replace github.com/management-service/mgmt => ../../..
 
-replace github.com/management-service/mgmt/store/etcd => ../../store/etcd
+replace github.com/management-service/mgmt/store/etcd => ../../../store/etcd
