@@ -61,6 +61,9 @@ type Options struct {
 	// Entries are checked against the stored revision, so the cache never serves a
 	// stale object.
 	ObjectCache int
+	// Observer receives what the store measures (see [Observer]); nil measures
+	// nothing.
+	Observer Observer
 	// Logger receives the store's background errors (reaper, tracker); nil discards.
 	Logger *slog.Logger
 	// Elector chooses, among several stores that share one backend, the one that

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"errors"
+	"time"
 
 	"github.com/management-service/mgmt/resource"
 	"github.com/management-service/mgmt/store/backend"
@@ -273,7 +274,12 @@ func (tx *Tx) commit() (int64, error) {
 				tx.s.track.offer(key, e.value, summarize(e.kind, key, e.obj.GetObjectMeta()))
 			}
 		}
+		var start time.Time
+		if tx.s.opts.Observer != nil {
+			start = time.Now()
+		}
 		res, err := tx.s.b.Txn(tx.ctx, t)
+		tx.s.observeCommit(start, res, err)
 		if err != nil || !res.Succeeded {
 			// Nothing was written: take the offers back.
 			for _, key := range tx.order {

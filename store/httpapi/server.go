@@ -81,6 +81,29 @@ type Config struct {
 	RequestTimeout time.Duration
 	// Logger receives a line per failed (5xx) request; nil discards.
 	Logger *slog.Logger
+	// OnRequest, when set, is called once per request after it is answered (for an
+	// access log and metrics); it must be quick and safe for concurrent use.
+	OnRequest func(RequestInfo)
+}
+
+// RequestInfo describes an answered request to Config.OnRequest. It never holds a
+// credential.
+type RequestInfo struct {
+	// Method and Path are the request's (the path without the query).
+	Method, Path string
+	// Verb is the API verb (get, list, watch, create, …); "" when the request did
+	// not reach routing. Resource is "resource.group" with "/subresource" when there
+	// is one, "" for a non-resource request.
+	Verb, Resource string
+	// User is the authenticated caller's name ("" before authentication, or for an
+	// anonymous caller).
+	User string
+	// Code is the HTTP status answered, Bytes the body bytes written.
+	Code  int
+	Bytes int64
+	// Duration is the time from arrival to the end of the answer (for a watch, its
+	// whole life).
+	Duration time.Duration
 }
 
 // Server is an http.Handler that serves a store's kinds with Kubernetes REST
@@ -169,9 +192,27 @@ func (s *Server) Close() error {
 // Ready reports whether the server answers /readyz with ok (Config.Ready).
 func (s *Server) Ready() bool { return s.cfg.Ready == nil || s.cfg.Ready() }
 
+// InFlight returns the requests being served now: read-only ones, mutating ones and
+// open watches.
+func (s *Server) InFlight() (readOnly, mutating, watches int) {
+	return len(s.readOnly), len(s.mutating), len(s.watches)
+}
+
 // ServeHTTP serves one request.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	rw := &statusRecorder{ResponseWriter: w}
+	if s.cfg.OnRequest != nil {
+		start := time.Now()
+		defer func() {
+			code := rw.code
+			if !rw.wroteHeader {
+				code = http.StatusOK
+			}
+			rw.info.Method, rw.info.Path = r.Method, r.URL.Path
+			rw.info.Code, rw.info.Bytes, rw.info.Duration = code, rw.bytes, time.Since(start)
+			s.cfg.OnRequest(rw.info)
+		}()
+	}
 	defer func() {
 		if p := recover(); p != nil {
 			if p == http.ErrAbortHandler {
@@ -235,10 +276,19 @@ func (s *Server) serve(w *statusRecorder, r *http.Request) {
 	}
 	defer release()
 
+	if ri.nonResource == "" {
+		w.info.Verb, w.info.Resource = ri.verb, ri.res.kind.GroupResource()
+		if ri.subresource != "" {
+			w.info.Resource += "/" + ri.subresource
+		}
+	}
 	user, err := s.authn.Authenticate(r)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
+	}
+	if user != nil {
+		w.info.User = user.Name
 	}
 	if err := ri.validateNames(); err != nil {
 		s.writeError(w, r, err)
@@ -318,11 +368,14 @@ func (s *Server) fieldManagerFrom(r *http.Request) string {
 	return string(b)
 }
 
-// statusRecorder remembers whether a header was written, for the panic handler.
+// statusRecorder remembers whether a header was written, for the panic handler, and
+// what the request was and got, for Config.OnRequest.
 type statusRecorder struct {
 	http.ResponseWriter
 	wroteHeader bool
 	code        int
+	bytes       int64
+	info        RequestInfo
 }
 
 func (r *statusRecorder) WriteHeader(code int) {
@@ -336,7 +389,9 @@ func (r *statusRecorder) Write(b []byte) (int, error) {
 	if !r.wroteHeader {
 		r.wroteHeader, r.code = true, http.StatusOK
 	}
-	return r.ResponseWriter.Write(b)
+	n, err := r.ResponseWriter.Write(b)
+	r.bytes += int64(n)
+	return n, err
 }
 
 // Unwrap lets http.ResponseController reach the connection (flush, deadlines).
