@@ -49,6 +49,10 @@ type Config struct {
 	// Logger receives a line per failed (5xx) request and the key cache's errors; nil
 	// discards.
 	Logger *slog.Logger
+	// NonResource are extra authenticated endpoints (httpapi.Config.NonResource).
+	NonResource map[string]http.Handler
+	// OnRequest hears of every answered request (httpapi.Config.OnRequest).
+	OnRequest func(httpapi.RequestInfo)
 }
 
 // Server is the management API's HTTP handler: package httpapi serving the
@@ -106,6 +110,8 @@ func New(cfg Config) (*Server, error) {
 		MaxRequestsInFlight:         cfg.MaxRequestsInFlight,
 		MaxMutatingRequestsInFlight: cfg.MaxMutatingRequestsInFlight,
 		Logger:                      log,
+		NonResource:                 cfg.NonResource,
+		OnRequest:                   cfg.OnRequest,
 	})
 	if err != nil {
 		return nil, err

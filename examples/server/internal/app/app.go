@@ -16,11 +16,13 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"os"
 	"path/filepath"
 	"time"
 
 	"github.com/management-service/mgmt/examples/server/internal/apiserver"
+	"github.com/management-service/mgmt/examples/server/internal/metrics"
 	"github.com/management-service/mgmt/migrate"
 	"github.com/management-service/mgmt/resource"
 	"github.com/management-service/mgmt/schema"
@@ -68,8 +70,12 @@ type Options struct {
 	MaxRequestsInFlight, MaxMutatingRequestsInFlight int
 	// ReadHeaderTimeout bounds the time to read a request's headers; 0 means 10s.
 	ReadHeaderTimeout time.Duration
-	// Logger receives the server's log; nil logs text to stderr.
+	// Logger receives the server's log and its access log; nil logs text to stderr.
 	Logger *slog.Logger
+	// LogFormat is "text" or "json", the format of the log Main makes.
+	LogFormat string
+	// Pprof is a loopback host:port to serve net/http/pprof on; "" serves none.
+	Pprof string
 }
 
 // Storage is a storage the server does not build in, added by another command (the
@@ -110,6 +116,8 @@ func ParseFlags(args []string, stderr io.Writer, storage ...*Storage) (Options, 
 	if o.Storage != nil && o.Storage.Flags != nil {
 		o.Storage.Flags(fs)
 	}
+	fs.StringVar(&o.LogFormat, "log-format", "text", "format of the log and the access log on stderr: text or json")
+	fs.StringVar(&o.Pprof, "pprof", "", "serve net/http/pprof on this loopback host:port (e.g. 127.0.0.1:6060); empty: none")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
@@ -121,6 +129,15 @@ func ParseFlags(args []string, stderr io.Writer, storage ...*Storage) (Options, 
 	if o.Storage != nil && o.Storage.Check != nil {
 		if err := o.Storage.Check(set, o); err != nil {
 			return o, err
+		}
+	}
+	if o.LogFormat != "text" && o.LogFormat != "json" {
+		return o, fmt.Errorf("--log-format %q: want text or json", o.LogFormat)
+	}
+	if o.Pprof != "" {
+		host, _, err := net.SplitHostPort(o.Pprof)
+		if ip := net.ParseIP(host); err != nil || (host != "localhost" && (ip == nil || !ip.IsLoopback())) {
+			return o, fmt.Errorf("--pprof %q: want a loopback host:port such as 127.0.0.1:6060 (the profiler is not for the network)", o.Pprof)
 		}
 	}
 	if (o.TLSCertFile == "") != (o.TLSKeyFile == "") {
@@ -147,8 +164,13 @@ type Server struct {
 	Store *store.Store
 	// Handler is the API handler.
 	Handler *apiserver.Server
+	// Metrics are the server's metrics, served at /metrics.
+	Metrics *metrics.Registry
+	// PprofURL is where the profiler listens, if it does.
+	PprofURL string
 
 	httpServer *http.Server
+	pprof      *http.Server
 	listener   net.Listener
 	backend    backend.Backend
 	serveErr   chan error
@@ -169,6 +191,9 @@ func Start(ctx context.Context, o Options) (_ *Server, err error) {
 	srv := &Server{serveErr: make(chan error, 1)}
 	defer func() {
 		if err != nil {
+			if srv.pprof != nil {
+				_ = srv.pprof.Close()
+			}
 			srv.closeStorage()
 		}
 	}()
@@ -200,7 +225,9 @@ func Start(ctx context.Context, o Options) (_ *Server, err error) {
 		return nil, err
 	}
 	reg := schema.NewRegistry()
+	srv.Metrics = metrics.New()
 	st, err := store.New(srv.backend, store.Options{
+		Observer:        srv.Metrics,
 		Scheme:          scheme,
 		Mutating:        []store.MutatingAdmitter{apiserver.AccessKeyAdmitter()},
 		Validating:      []store.ValidatingAdmitter{schema.NewAdmitter(reg)},
@@ -282,12 +309,25 @@ func Start(ctx context.Context, o Options) (_ *Server, err error) {
 		Store: st, Schemas: reg, Issuer: issuer, Discovery: disco, Migrator: mig,
 		NamespacePrefix: prefix, BasePath: base,
 		MaxRequestsInFlight: o.MaxRequestsInFlight, MaxMutatingRequestsInFlight: o.MaxMutatingRequestsInFlight,
-		Logger: log,
+		Logger:      log,
+		NonResource: map[string]http.Handler{"/metrics": srv.Metrics},
+		OnRequest: func(i httpapi.RequestInfo) {
+			srv.Metrics.Request(i)
+			log.Info("request", "method", i.Method, "path", i.Path, "verb", i.Verb, "resource", i.Resource,
+				"user", i.User, "code", i.Code, "bytes", i.Bytes, "duration", i.Duration)
+		},
 	})
 	if err != nil {
 		return nil, err
 	}
 	srv.Handler = h
+	srv.Metrics.Server(h.Server)
+	srv.Metrics.Store(st)
+	if o.Pprof != "" {
+		if err := srv.startPprof(o.Pprof, log); err != nil {
+			return nil, err
+		}
+	}
 
 	if o.Kubeconfig != "" {
 		if err := writeKubeconfig(o.Kubeconfig, srv.URL, srv.CACert, srv.AdminKey); err != nil {
@@ -350,6 +390,9 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	var err error
 	if s.Handler != nil {
 		_ = s.Handler.Close() // ends the watches, which would hold Shutdown
+	}
+	if s.pprof != nil {
+		_ = s.pprof.Close()
 	}
 	if s.httpServer != nil {
 		err = s.httpServer.Shutdown(ctx)
@@ -432,12 +475,19 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer, storage 
 	if err != nil {
 		return err
 	}
-	o.Logger = slog.New(slog.NewTextHandler(stderr, nil))
+	if o.LogFormat == "json" {
+		o.Logger = slog.New(slog.NewJSONHandler(stderr, nil))
+	} else {
+		o.Logger = slog.New(slog.NewTextHandler(stderr, nil))
+	}
 	srv, err := Start(ctx, o)
 	if err != nil {
 		return err
 	}
 	fmt.Fprintf(stdout, "listening on %s\n", srv.URL)
+	if srv.PprofURL != "" {
+		fmt.Fprintf(stdout, "profiler: %s\n", srv.PprofURL)
+	}
 	if o.AccessKey == "" {
 		fmt.Fprintf(stdout, "admin access key: %s\n", srv.AdminKey)
 	} else {
@@ -459,4 +509,27 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer, storage 
 	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	return srv.Shutdown(sctx)
+}
+
+// startPprof serves net/http/pprof on its own loopback listener, apart from the API
+// (no authentication there: loopback only).
+func (s *Server) startPprof(addr string, log *slog.Logger) error {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("--pprof: %w", err)
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("/debug/pprof/", pprof.Index)
+	mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	s.pprof = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	s.PprofURL = "http://" + ln.Addr().String() + "/debug/pprof/"
+	go func() {
+		if err := s.pprof.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			log.Warn("pprof listener stopped", "error", err)
+		}
+	}()
+	return nil
 }
