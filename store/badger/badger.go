@@ -14,7 +14,7 @@ import (
 	dgbadger "github.com/dgraph-io/badger/v4"
 
 	"github.com/management-service/mgmt/store/backend"
-	"github.com/management-service/mgmt/store/internal/backendkit"
+	"github.com/management-service/mgmt/store/backend/backendkit"
 )
 
 // Errors of [Open], checked with [errors.Is].

@@ -9,7 +9,7 @@ import (
 	dgbadger "github.com/dgraph-io/badger/v4"
 
 	"github.com/management-service/mgmt/store/backend"
-	"github.com/management-service/mgmt/store/internal/backendkit"
+	"github.com/management-service/mgmt/store/backend/backendkit"
 )
 
 // Limits of one batch of the committer: it takes every queued transaction up to

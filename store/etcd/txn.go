@@ -6,7 +6,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/management-service/mgmt/store/backend"
-	"github.com/management-service/mgmt/store/internal/backendkit"
+	"github.com/management-service/mgmt/store/backend/backendkit"
 )
 
 // Txn applies t as one etcd transaction: each Compare is a comparison of the key's

@@ -9,7 +9,7 @@ import (
 	gomemdb "github.com/hashicorp/go-memdb"
 
 	"github.com/management-service/mgmt/store/backend"
-	"github.com/management-service/mgmt/store/internal/backendkit"
+	"github.com/management-service/mgmt/store/backend/backendkit"
 )
 
 // DefaultHistoryRevisions is the number of revisions kept when

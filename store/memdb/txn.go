@@ -4,7 +4,7 @@ import (
 	"context"
 
 	"github.com/management-service/mgmt/store/backend"
-	"github.com/management-service/mgmt/store/internal/backendkit"
+	"github.com/management-service/mgmt/store/backend/backendkit"
 )
 
 // Txn applies t atomically: when every Compare holds, every Op is applied at one new

@@ -5,7 +5,7 @@ import (
 	"fmt"
 
 	"github.com/management-service/mgmt/store/backend"
-	"github.com/management-service/mgmt/store/internal/backendkit"
+	"github.com/management-service/mgmt/store/backend/backendkit"
 )
 
 // Watch starts a watcher of the keys under opts.Prefix from opts.StartRevision (0:

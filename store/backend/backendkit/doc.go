@@ -1,5 +1,6 @@
-// Package backendkit holds the machinery the backends of this module share, where
-// their logic is the same and only the storage under it differs: the watchers of a
+// Package backendkit holds the machinery a backend of the [backend.Backend] contract
+// needs whatever its storage: memdb, badger and etcd use it, and so may a backend
+// written outside this repository. It provides the watchers of a
 // backend's history ([Hub], fed by a [Source]) and the checks of a transaction
 // ([ValidateTxn], [FailedCompare]).
 //

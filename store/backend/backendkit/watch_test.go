@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/management-service/mgmt/store/backend"
-	"github.com/management-service/mgmt/store/internal/backendkit"
+	"github.com/management-service/mgmt/store/backend/backendkit"
 )
 
 // history is a Source over an in-memory list of revisions, as a backend keeps one.
