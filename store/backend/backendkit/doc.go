@@ -23,5 +23,14 @@
 // [ValidateTxn] is the check of a [backend.Txn] before the backend looks at its data;
 // [FailedCompare] evaluates the compares against the state the backend reads.
 //
+// # Conformance
+//
+// A backend written elsewhere proves itself the way [testing/fstest.TestFS] serves
+// an fs.FS: its test calls storetest.RunBackend (package store/storetest) with a
+// constructor, and every case of the contract runs on a fresh backend. This
+// package's toy_test.go holds a deliberately small backend (a map of key versions, a
+// slice of events per revision, one mutex) built on this package that passes it;
+// the package Example drives it.
+//
 // The package imports only the standard library and store/backend.
 package backendkit
