@@ -145,7 +145,7 @@ func testHubAgainstBackend(t *testing.T, ring int) {
 			})
 		}
 		if err != nil && resource.StatusOf(err).Reason != resource.ReasonNotFound && resource.StatusOf(err).Reason != resource.ReasonAlreadyExists {
-			t.Fatalf("write %d: %v", i, err)
+			require.NoError(t, err, "write %d", i)
 		}
 	}
 	for i := 0; i < 20; i++ {
@@ -265,7 +265,7 @@ func TestWatchHub_watches_outlive_the_store(t *testing.T) {
 			require.Equal(t, Added, ev.Type, "%v", ev.Err)
 			names = append(names, ev.Object.GetObjectMeta().Name)
 		case <-time.After(10 * time.Second):
-			t.Fatal("no event")
+			require.FailNow(t, "no event")
 		}
 	}
 	assert.Equal(t, []string{"a", "b"}, names)
@@ -317,7 +317,7 @@ func TestWatchHub_a_reader_behind_expires_with_the_backend(t *testing.T) {
 				last, n = ev, n+1
 			}
 		case <-time.After(10 * time.Second):
-			t.Fatalf("after %d events the watch neither ends nor delivers: it outlived the backend's history", n)
+			require.FailNow(t, "the watch neither ends nor delivers: it outlived the backend's history", "after %d events", n)
 		}
 	}
 	require.Equal(t, Error, last.Type, "after %d events", n)
