@@ -9,6 +9,8 @@ import (
 	"time"
 
 	dgbadger "github.com/dgraph-io/badger/v4"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/management-service/mgmt/store"
 	"github.com/management-service/mgmt/store/backend"
@@ -32,27 +34,17 @@ func newBenchStore(b *testing.B, noSync bool, n int) (*store.Store, *badger.Back
 	dir := b.TempDir()
 	if n > 0 {
 		be, err := badger.Open(dir, badger.Options{NoSync: true})
-		if err != nil {
-			b.Fatal(err)
-		}
+		require.NoError(b, err)
 		s, err := store.New(be, store.Options{})
-		if err != nil {
-			b.Fatal(err)
-		}
+		require.NoError(b, err)
 		storetest.SeedBench(b, s, n)
 		_ = s.Close()
-		if err := be.Close(); err != nil {
-			b.Fatal(err)
-		}
+		require.NoError(b, be.Close())
 	}
 	be, err := badger.Open(dir, badger.Options{NoSync: noSync})
-	if err != nil {
-		b.Fatal(err)
-	}
+	require.NoError(b, err)
 	s, err := store.New(be, store.Options{})
-	if err != nil {
-		b.Fatal(err)
-	}
+	require.NoError(b, err)
 	b.Cleanup(func() { _ = s.Close(); _ = be.Close() })
 	return s, be
 }
@@ -64,9 +56,7 @@ func BenchmarkBackend(b *testing.B) {
 		b.Run(m.name, func(b *testing.B) {
 			storetest.RunBackendBenchmarks(b, func(b *testing.B) backend.Backend {
 				be, err := badger.Open(b.TempDir(), badger.Options{NoSync: m.noSync})
-				if err != nil {
-					b.Fatal(err)
-				}
+				require.NoError(b, err)
 				b.Cleanup(func() { _ = be.Close() })
 				return be
 			})
@@ -103,7 +93,7 @@ func runWriters(b *testing.B, be *badger.Backend, writers int, op func(i int) er
 			defer wg.Done()
 			for i := int(next.Add(1) - 1); i < b.N; i = int(next.Add(1) - 1) {
 				if err := op(i); err != nil {
-					b.Error(err)
+					assert.NoError(b, err) // not require: this is not the benchmark's goroutine
 					return
 				}
 			}
@@ -144,9 +134,7 @@ func BenchmarkBackendTxnWriters(b *testing.B) {
 		for _, writers := range []int{1, 16} {
 			b.Run(fmt.Sprintf("%s/writers=%d", m.name, writers), func(b *testing.B) {
 				be, err := badger.Open(b.TempDir(), badger.Options{NoSync: m.noSync})
-				if err != nil {
-					b.Fatal(err)
-				}
+				require.NoError(b, err)
 				b.Cleanup(func() { _ = be.Close() })
 				ctx := context.Background()
 				runWriters(b, be, writers, func(i int) error {
@@ -175,9 +163,7 @@ func BenchmarkRawBadgerWriters(b *testing.B) {
 		for _, writers := range []int{1, 16} {
 			b.Run(fmt.Sprintf("%s/writers=%d", m.name, writers), func(b *testing.B) {
 				db, err := dgbadger.Open(dgbadger.DefaultOptions(b.TempDir()).WithLogger(nil).WithSyncWrites(!m.noSync))
-				if err != nil {
-					b.Fatal(err)
-				}
+				require.NoError(b, err)
 				b.Cleanup(func() { _ = db.Close() })
 				var next atomic.Int64
 				var wg sync.WaitGroup
@@ -191,7 +177,7 @@ func BenchmarkRawBadgerWriters(b *testing.B) {
 						for i := next.Add(1) - 1; i < int64(b.N); i = next.Add(1) - 1 {
 							err := db.Update(func(txn *dgbadger.Txn) error { return txn.Set(fmt.Appendf(nil, "k/%08d", i), value) })
 							if err != nil {
-								b.Error(err)
+								assert.NoError(b, err) // not require: this is not the benchmark's goroutine
 								return
 							}
 						}

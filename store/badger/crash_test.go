@@ -245,7 +245,7 @@ func TestKill9Writes(t *testing.T) {
 					found[p.Name] = p
 					if other, dup := uids[p.UID]; dup {
 						uidReuse++
-						t.Errorf("round %d: %s and %s share uid %s", round, p.Name, other, p.UID)
+						assert.Failf(t, "uid reused", "round %d: %s and %s share uid %s", round, p.Name, other, p.UID)
 					}
 					uids[p.UID] = p.Name
 					var g, r, i int
@@ -264,26 +264,24 @@ func TestKill9Writes(t *testing.T) {
 						t.Logf("round %d: acknowledged %s (rv %d) is missing", round, name, a.rv)
 					case p.UID != a.uid || p.ResourceVersion != strconv.FormatInt(a.rv, 10):
 						lost++
-						t.Errorf("round %d: %s has uid %s rv %s, acknowledged uid %s rv %d", round, name, p.UID, p.ResourceVersion, a.uid, a.rv)
+						assert.Failf(t, "acknowledged write changed", "round %d: %s has uid %s rv %s, acknowledged uid %s rv %d", round, name, p.UID, p.ResourceVersion, a.uid, a.rv)
 					}
 				}
 				for g := range crashWriters {
-					if txnObjects[g] != counters[g] {
+					if !assert.Equal(t, counters[g], txnObjects[g], "round %d: writer %d: its transaction objects must number what its counter says", round, g) {
 						atomicity++
-						t.Errorf("round %d: writer %d has %d transaction objects but its counter says %d", round, g, txnObjects[g], counters[g])
 					}
 				}
 				rev, err := b.Revision(t.Context())
 				require.NoError(t, err)
 				if rev < lastRecovered || (!mode.noSync && rev < maxAcked) {
 					regressions++
-					t.Errorf("round %d: reopened at revision %d; before: recovered %d, acknowledged %d", round, rev, lastRecovered, maxAcked)
+					assert.Failf(t, "revision went back", "round %d: reopened at revision %d; before: recovered %d, acknowledged %d", round, rev, lastRecovered, maxAcked)
 				}
 				probe := &resource.Project{ObjectMeta: resource.ObjectMeta{Name: fmt.Sprintf("probe-%03d", round)}}
 				require.NoError(t, s.Create(t.Context(), probe, store.CreateOptions{}))
-				if probe.ResourceVersion != strconv.FormatInt(rev+1, 10) {
+				if !assert.Equal(t, strconv.FormatInt(rev+1, 10), probe.ResourceVersion, "round %d: the first write after the reopen at %d", round, rev) {
 					regressions++
-					t.Errorf("round %d: the first write after the reopen at %d got resourceVersion %s", round, rev, probe.ResourceVersion)
 				}
 				lastRecovered = rev + 1
 				acked[probe.Name] = crashAck{rv: rev + 1, uid: probe.UID}
