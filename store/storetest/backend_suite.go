@@ -3,6 +3,8 @@ package storetest
 import (
 	"testing"
 
+	"github.com/stretchr/testify/require"
+
 	"github.com/management-service/mgmt/store/backend"
 )
 
@@ -45,9 +47,7 @@ func RunBackend(t *testing.T, newBackend func(t *testing.T) backend.Backend) {
 			for _, c := range g.cases {
 				t.Run(c.name, func(t *testing.T) {
 					b := newBackend(t)
-					if b == nil {
-						t.Fatal("newBackend returned nil")
-					}
+					require.NotNil(t, b, "newBackend returned nil")
 					t.Cleanup(func() { _ = b.Close() })
 					c.run(t, b)
 				})

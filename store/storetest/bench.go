@@ -8,6 +8,9 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	"github.com/management-service/mgmt/resource"
 	"github.com/management-service/mgmt/store"
 )
@@ -57,16 +60,14 @@ func SeedBench(b *testing.B, s *store.Store, n int) {
 			defer wg.Done()
 			for i := int(next.Add(1) - 1); i < n; i = int(next.Add(1) - 1) {
 				if err := s.Create(context.Background(), BenchInstance(i), store.CreateOptions{}); err != nil {
-					b.Error(err)
+					assert.NoError(b, err) // not require: this is not the benchmark's goroutine
 					return
 				}
 			}
 		}()
 	}
 	wg.Wait()
-	if b.Failed() {
-		b.FailNow()
-	}
+	require.False(b, b.Failed(), "SeedBench: a create failed")
 }
 
 // RunBenchmarks runs the store's benchmarks, the same on every backend, as
@@ -74,6 +75,9 @@ func SeedBench(b *testing.B, s *store.Store, n int) {
 // ListSelector1PercentOf10000 (an equality selector matching 100 of 10,000) and
 // Watch100 (one update delivered to 100 watchers: an op is the write plus every
 // watcher receiving its event).
+//
+// In the timed loops a check calls require only once it has failed: require's
+// b.Helper would be timed with the store's work.
 func RunBenchmarks(b *testing.B, open BenchStoreFunc) {
 	ctx := context.Background()
 	b.Run("Create", func(b *testing.B) {
@@ -82,7 +86,7 @@ func RunBenchmarks(b *testing.B, open BenchStoreFunc) {
 		b.ResetTimer()
 		for i := 0; i < b.N; i++ {
 			if err := s.Create(ctx, BenchInstance(i), store.CreateOptions{}); err != nil {
-				b.Fatal(err)
+				require.NoError(b, err)
 			}
 		}
 	})
@@ -93,21 +97,19 @@ func RunBenchmarks(b *testing.B, open BenchStoreFunc) {
 		b.ResetTimer()
 		for i := 0; i < b.N; i++ {
 			if err := s.Get(ctx, "p-bench", fmt.Sprintf("vci-%06d", i%100), out, store.GetOptions{}); err != nil {
-				b.Fatal(err)
+				require.NoError(b, err)
 			}
 		}
 	})
 	b.Run("Update", func(b *testing.B) {
 		s, obj := open(b, 0), BenchInstance(0)
-		if err := s.Create(ctx, obj, store.CreateOptions{}); err != nil {
-			b.Fatal(err)
-		}
+		require.NoError(b, s.Create(ctx, obj, store.CreateOptions{}))
 		b.ReportAllocs()
 		b.ResetTimer()
 		for i := 0; i < b.N; i++ {
 			obj.Spec.DisplayName = fmt.Sprintf("Instance %d", i+1) // i+1: "Instance 0" is the created value, a no-op update
 			if err := s.Update(ctx, obj, store.UpdateOptions{}); err != nil {
-				b.Fatal(err)
+				require.NoError(b, err)
 			}
 		}
 	})
@@ -119,10 +121,10 @@ func RunBenchmarks(b *testing.B, open BenchStoreFunc) {
 			for i := 0; i < b.N; i++ {
 				list := &resource.VirtualClusterInstanceList{}
 				if err := s.List(ctx, list, opts); err != nil {
-					b.Fatal(err)
+					require.NoError(b, err)
 				}
 				if len(list.Items) != want {
-					b.Fatalf("listed %d, want %d", len(list.Items), want)
+					require.Len(b, list.Items, want, "listed")
 				}
 			}
 		}
@@ -132,15 +134,11 @@ func RunBenchmarks(b *testing.B, open BenchStoreFunc) {
 	b.Run("ListSelector1PercentOf10000", list(10000, store.ListOptions{LabelSelector: "one-in-hundred=true"}, 100))
 	b.Run("Watch100", func(b *testing.B) {
 		s, obj := open(b, 0), BenchInstance(0)
-		if err := s.Create(ctx, obj, store.CreateOptions{}); err != nil {
-			b.Fatal(err)
-		}
+		require.NoError(b, s.Create(ctx, obj, store.CreateOptions{}))
 		watchers := make([]*store.Watcher, 100)
 		for i := range watchers {
 			w, err := s.Watch(ctx, &resource.VirtualClusterInstance{}, store.WatchOptions{ResourceVersion: obj.ResourceVersion})
-			if err != nil {
-				b.Fatal(err)
-			}
+			require.NoError(b, err)
 			defer w.Stop()
 			watchers[i] = w
 		}
@@ -149,11 +147,11 @@ func RunBenchmarks(b *testing.B, open BenchStoreFunc) {
 		for i := 0; i < b.N; i++ {
 			obj.Spec.DisplayName = fmt.Sprintf("Instance %d", i+1)
 			if err := s.Update(ctx, obj, store.UpdateOptions{}); err != nil {
-				b.Fatal(err)
+				require.NoError(b, err)
 			}
 			for _, w := range watchers {
 				if ev := <-w.ResultChan(); ev.Type != store.Modified {
-					b.Fatalf("event %s", ev.Type)
+					require.Equal(b, store.Modified, ev.Type, "event")
 				}
 			}
 		}

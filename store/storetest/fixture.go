@@ -6,6 +6,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	"github.com/management-service/mgmt/resource"
 	"github.com/management-service/mgmt/store"
 	"github.com/management-service/mgmt/store/backend"
@@ -33,7 +36,7 @@ type Fixture struct {
 // Store.Create, which fills them in). opts may be nil; its Clock is replaced by the
 // fixture's. On cleanup the fixture lets background work settle, checks the store's
 // invariants (failing the test when one is broken) and closes the store.
-// NewFixture fails the test, through tb.Fatalf, when a seed object cannot be created.
+// NewFixture fails the test, through tb.FailNow, when a seed object cannot be created.
 func NewFixture(tb testing.TB, opts *store.Options, seed ...resource.Object) *Fixture {
 	tb.Helper()
 	var o store.Options
@@ -44,27 +47,20 @@ func NewFixture(tb testing.TB, opts *store.Options, seed ...resource.Object) *Fi
 	o.Clock = clock
 	b := memdb.New(memdb.Options{})
 	s, err := store.New(b, o)
-	if err != nil {
-		tb.Fatalf("storetest: new store: %v", err)
-	}
+	require.NoError(tb, err, "storetest: new store")
 	f := &Fixture{Store: s, Clock: clock, Backend: b, tb: tb}
 	tb.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
-		if err := s.Settle(ctx); err != nil {
-			tb.Errorf("storetest: store did not settle: %v", err)
-		}
-		if err := CheckInvariants(ctx, s); err != nil {
-			tb.Errorf("storetest: %v", err)
-		}
+		assert.NoError(tb, s.Settle(ctx), "storetest: store did not settle")
+		assert.NoError(tb, CheckInvariants(ctx, s), "storetest: invariants")
 		_ = s.Close()
 		_ = b.Close()
 	})
 	ctx := context.Background()
 	for i, obj := range seed {
-		if err := s.Create(ctx, obj, store.CreateOptions{}); err != nil {
-			tb.Fatalf("storetest: seed object %d (%T %q): %v", i, obj, obj.GetObjectMeta().Name, err)
-		}
+		err := s.Create(ctx, obj, store.CreateOptions{})
+		require.NoError(tb, err, "storetest: seed object %d (%T %q)", i, obj, obj.GetObjectMeta().Name)
 	}
 	return f
 }
@@ -76,9 +72,7 @@ func (f *Fixture) Step(d time.Duration) {
 	f.Clock.Step(d)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	if err := f.Settle(ctx); err != nil {
-		f.tb.Fatalf("storetest: settle: %v", err)
-	}
+	require.NoError(f.tb, f.Settle(ctx), "storetest: settle")
 }
 
 // CheckInvariants reads every object of every kind and checks what must always hold:

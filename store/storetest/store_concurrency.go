@@ -43,7 +43,7 @@ func testOCCCounter(t *testing.T, h *Harness) {
 				for {
 					p := Project("")
 					if err := h.S.Get(h.Ctx, "", "counter", p, store.GetOptions{}); err != nil {
-						t.Error(err)
+						assert.NoError(t, err) // not require: this is not the test's goroutine
 						return
 					}
 					n, _ := strconv.Atoi(p.Spec.Description)
@@ -53,7 +53,7 @@ func testOCCCounter(t *testing.T, h *Harness) {
 						break
 					}
 					if !errors.Is(err, resource.ErrConflict) {
-						t.Error(err)
+						assert.NoError(t, err)
 						return
 					}
 					conflicts.Add(1)
@@ -89,7 +89,7 @@ func testModelSim(t *testing.T, h *Harness) {
 			model := map[string]*modelEntry{}
 			diverge := func(format string, args ...any) {
 				divergences.Add(1)
-				t.Errorf("worker %d: "+format, append([]any{w}, args...)...)
+				assert.Failf(t, "store and model diverge", "worker %d: "+format, append([]any{w}, args...)...)
 			}
 			for i := 0; i < ops; i++ {
 				name := fmt.Sprintf("w%d-k%02d", w, rng.Intn(keys))
@@ -159,7 +159,7 @@ func testModelSim(t *testing.T, h *Harness) {
 			// The worker's objects in a list agree with its model.
 			list := &resource.ProjectList{}
 			if err := h.S.List(h.Ctx, list, store.ListOptions{}); err != nil {
-				t.Error(err)
+				assert.NoError(t, err)
 				return
 			}
 			seen := map[string]bool{}
@@ -237,7 +237,7 @@ func testWatchProps(t *testing.T, h *Harness) {
 					err = h.S.Create(h.Ctx, v, store.CreateOptions{})
 				}
 				if err != nil {
-					t.Error(err)
+					assert.NoError(t, err)
 					return
 				}
 				n, _ := strconv.ParseInt(v.ResourceVersion, 10, 64)

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/management-service/mgmt/resource"
@@ -78,10 +79,8 @@ func NewHarness(t *testing.T, b backend.Backend, o store.Options) *Harness {
 	t.Cleanup(func() {
 		sctx, scancel := context.WithTimeout(context.Background(), 20*time.Second)
 		defer scancel()
-		if err := s.Settle(sctx); err != nil {
-			t.Errorf("store did not settle: %v", err)
-		} else if err := CheckInvariants(sctx, s); err != nil {
-			t.Errorf("invariant broken: %v", err)
+		if assert.NoError(t, s.Settle(sctx), "store did not settle") {
+			assert.NoError(t, CheckInvariants(sctx, s), "invariant broken")
 		}
 		cancel()
 		_ = s.Close()
