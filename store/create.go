@@ -76,7 +76,6 @@ func (tx *Tx) create(obj resource.Object, opts CreateOptions, run *createRun) er
 		copyStatus(work, nil) // status is written only through the status path
 	}
 
-	metaPath := resource.NewPath("metadata")
 	if errs := resource.ValidateObjectMeta(meta, k.Namespaced, metaPath); len(errs) > 0 {
 		return resource.NewInvalid(k, nameForError(meta), errs)
 	}
@@ -103,7 +102,7 @@ func (tx *Tx) create(obj resource.Object, opts CreateOptions, run *createRun) er
 			tx.newEntry(key, txEntry{read: true})
 			tx.assumed = true
 			run.assumed, run.uid, run.created = true, meta.UID, meta.CreationTimestamp
-			err := tx.createFree(obj, work, k, key, sentFields, opts, metaPath)
+			err := tx.createFree(obj, work, k, key, sentFields, opts)
 			if err != nil {
 				// Answer as when the key had been read first.
 				tx.forget(key)
@@ -140,7 +139,7 @@ func (tx *Tx) create(obj resource.Object, opts CreateOptions, run *createRun) er
 		}
 		return resource.NewGenerateNameConflict(k, meta.Name, 1)
 	}
-	return tx.createFree(obj, work, k, key, sentFields, opts, metaPath)
+	return tx.createFree(obj, work, k, key, sentFields, opts)
 }
 
 // nameFree reads key in the transaction: nil when it is absent, else AlreadyExists
@@ -163,33 +162,11 @@ func (tx *Tx) nameFree(k *resource.KindInfo, key, name string) error {
 }
 
 // createFree is the rest of a create once its name is known to be free (or assumed
-// so): admission, encoding, managedFields, and the write of work at key.
+// so): the write pipeline for work at key.
 func (tx *Tx) createFree(obj, work resource.Object, k *resource.KindInfo, key string,
-	sentFields []resource.ManagedFieldsEntry, opts CreateOptions, metaPath resource.Path) error {
-	s := tx.s
-	meta := work.GetObjectMeta()
-	req := &AdmissionRequest{Operation: OperationCreate, Kind: k, Object: work, User: opts.User, DryRun: tx.dryRun, Tx: tx}
-	if err := s.admit(tx.ctx, req, metaPath); err != nil {
-		return err
-	}
-	if len(s.opts.Mutating) > 0 {
-		work = normalized(k, work) // as stored: the caller gets back what is stored
-		meta = work.GetObjectMeta()
-	}
-	first, err := s.encodeFirst(k, work)
-	if err != nil {
-		return err
-	}
-	data := first.data
-	if meta.ManagedFields, err = s.trackFields(k, work.GetTypeMeta().APIVersion, meta.Name, nil, sentFields, nil, data, opts.FieldManager, ""); err != nil {
-		return err
-	}
-	if data, err = s.finish(k, work, first); err != nil {
-		return err
-	}
-	tx.putObject(k, key, data, work)
-	tx.onCommit(func(rev int64) error { return tx.giveResult(obj, work, rev) })
-	return nil
+	sentFields []resource.ManagedFieldsEntry, opts CreateOptions) error {
+	return tx.commitWrite(&write{op: OperationCreate, k: k, key: key, obj: obj, work: work, sentFields: sentFields},
+		opts.WriteOptions)
 }
 
 // admit runs the mutating hooks, the store's metadata validation of what they

@@ -1,7 +1,6 @@
 package store
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"reflect"
@@ -60,165 +59,143 @@ func (tx *Tx) UpdateStatus(obj resource.Object, opts UpdateOptions) error {
 	return tx.update(obj, opts, true)
 }
 
+// update runs an update or status update through the pipeline: read the stored
+// object and check the preconditions, apply the metadata rules, then commitWrite.
 func (tx *Tx) update(obj resource.Object, opts UpdateOptions, status bool) error {
+	w, err := tx.readForUpdate(obj, status)
+	if err != nil {
+		return err
+	}
+	if status {
+		// Only status changes through the status path: everything else is the stored
+		// object's. A copy, so that OldObject stays the stored object.
+		fresh := deepCopy(w.old)
+		copyStatus(fresh, w.work)
+		w.work = fresh
+	} else if err := tx.updateMetadata(w, opts); err != nil {
+		return err
+	}
+	w.work.GetObjectMeta().ResourceVersion = ""
+	return tx.commitWrite(w, opts.WriteOptions)
+}
+
+// readForUpdate prepares the write of an update: the caller's object copied, its key,
+// and the stored object read in the transaction, with the resourceVersion and uid
+// preconditions checked against it.
+func (tx *Tx) readForUpdate(obj resource.Object, status bool) (*write, error) {
 	s := tx.s
 	k, err := s.kindOf(obj)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if status && !k.HasStatus {
-		return resource.NewNotFound(k, obj.GetObjectMeta().Name+"/status")
+		return nil, resource.NewNotFound(k, obj.GetObjectMeta().Name+"/status")
 	}
-	sentFields := obj.GetObjectMeta().ManagedFields // nil and [] mean different things
-	work, err := copyObject(k, obj, s.private())
-	if err != nil {
-		return err
+	w := &write{op: OperationUpdate, k: k, obj: obj, sentFields: obj.GetObjectMeta().ManagedFields}
+	if status {
+		w.sub = "status"
 	}
-	meta := work.GetObjectMeta()
+	if w.work, err = copyObject(k, obj, s.private()); err != nil {
+		return nil, err
+	}
+	meta := w.work.GetObjectMeta()
 	meta.Namespace = normalizeNamespace(k, meta.Namespace)
 	if err := checkKeyNames(k, meta.Namespace, meta.Name); err != nil {
-		return err
+		return nil, err
 	}
-	metaPath := resource.NewPath("metadata")
 	if meta.ResourceVersion == "" {
-		return resource.NewInvalid(k, meta.Name, resource.ErrorList{
+		return nil, resource.NewInvalid(k, meta.Name, resource.ErrorList{
 			resource.Invalid(metaPath.Child("resourceVersion"), "", "must be specified for an update")})
 	}
 	wantRV, err := parseRV(meta.ResourceVersion)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	key := objectKey(k, meta.Namespace, meta.Name)
-	e, err := tx.get(key)
+	w.key = objectKey(k, meta.Namespace, meta.Name)
+	e, err := tx.get(w.key)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if e.value == nil {
-		if err := tx.movedConflict(k, key, meta.Name, meta.UID, wantRV); err != nil {
-			return err
+		if err := tx.movedConflict(k, w.key, meta.Name, meta.UID, wantRV); err != nil {
+			return nil, err
 		}
-		return resource.NewNotFound(k, meta.Name)
+		return nil, resource.NewNotFound(k, meta.Name)
 	}
-	var old resource.Object
+	w.oldValue, w.oldRev = e.value, e.rev
 	if len(s.opts.Mutating) == 0 && len(s.opts.Validating) == 0 {
 		// No hook gets OldObject: the update only reads the stored object, so it
 		// reads the shared one (nothing of it may end up in work).
-		old, _, err = s.stored(k, key, e.rev, e.value, e.rev, reflect.TypeOf(obj))
+		w.old, _, err = s.stored(k, w.key, e.rev, e.value, e.rev, reflect.TypeOf(obj))
 	} else {
-		old, err = s.decode(k, key, e.rev, e.value, e.rev)
+		w.old, err = s.decode(k, w.key, e.rev, e.value, e.rev)
 	}
 	if err != nil {
-		return err
+		return nil, err
 	}
-	oldMeta := old.GetObjectMeta()
+	oldMeta := w.old.GetObjectMeta()
 	if e.rev != 0 && wantRV != e.rev {
-		return resource.NewConflict(k, meta.Name, resource.OptimisticLockMessage)
+		return nil, resource.NewConflict(k, meta.Name, resource.OptimisticLockMessage)
 	}
 	if meta.UID != "" && meta.UID != oldMeta.UID {
-		return resource.NewConflict(k, meta.Name, fmt.Sprintf(
+		return nil, resource.NewConflict(k, meta.Name, fmt.Sprintf(
 			"Precondition failed: UID in precondition: %s, UID in object meta: %s", meta.UID, oldMeta.UID))
 	}
+	return w, nil
+}
 
-	if status {
-		// Only status changes through the status path: everything else is the stored
-		// object's. A copy, so that OldObject stays the stored object.
-		fresh := deepCopy(old)
-		copyStatus(fresh, work)
-		work = fresh
-		meta = work.GetObjectMeta()
-	} else {
-		if k.HasStatus {
-			copyStatusDeep(work, old) // the stored status is kept
-		}
-		var errs resource.ErrorList
-		meta.UID = oldMeta.UID
-		meta.CreationTimestamp = oldMeta.CreationTimestamp
-		switch {
-		case oldMeta.DeletionTimestamp != nil:
-			t := *oldMeta.DeletionTimestamp
-			meta.DeletionTimestamp = &t
-		case meta.DeletionTimestamp != nil:
-			errs = append(errs, resource.Invalid(metaPath.Child("deletionTimestamp"), meta.DeletionTimestamp.Format("2006-01-02T15:04:05Z"), "field is immutable"))
-		}
-		switch {
-		case meta.DeletionGracePeriodSeconds == nil && oldMeta.DeletionGracePeriodSeconds != nil:
-			g := *oldMeta.DeletionGracePeriodSeconds
-			meta.DeletionGracePeriodSeconds = &g
-		case meta.DeletionGracePeriodSeconds == nil:
-		case oldMeta.DeletionGracePeriodSeconds == nil || *meta.DeletionGracePeriodSeconds != *oldMeta.DeletionGracePeriodSeconds:
-			errs = append(errs, resource.Invalid(metaPath.Child("deletionGracePeriodSeconds"), *meta.DeletionGracePeriodSeconds, "field is immutable"))
-		}
-		if oldMeta.IsTerminating() {
-			var added []string
-			for _, f := range meta.Finalizers {
-				if !slices.Contains(oldMeta.Finalizers, f) {
-					added = append(added, f)
-				}
-			}
-			if len(added) > 0 {
-				errs = append(errs, resource.Forbidden(metaPath.Child("finalizers"), fmt.Sprintf(
-					"no new finalizers can be added if the object is being deleted, found new finalizers %q", added)))
+// updateMetadata applies the metadata rules of an update of the main resource: the
+// stored status is kept, system fields come from the stored object, deletion fields
+// are immutable, a terminating object takes no new finalizers, and the metadata and
+// owner references are validated.
+func (tx *Tx) updateMetadata(w *write, opts UpdateOptions) error {
+	k, meta, oldMeta := w.k, w.work.GetObjectMeta(), w.old.GetObjectMeta()
+	if k.HasStatus {
+		copyStatusDeep(w.work, w.old) // the stored status is kept
+	}
+	meta.UID = oldMeta.UID
+	meta.CreationTimestamp = oldMeta.CreationTimestamp
+	meta.Generation = oldMeta.Generation
+	errs := keepDeletionFields(meta, oldMeta)
+	if oldMeta.IsTerminating() {
+		var added []string
+		for _, f := range meta.Finalizers {
+			if !slices.Contains(oldMeta.Finalizers, f) {
+				added = append(added, f)
 			}
 		}
-		if len(errs) > 0 {
-			return resource.NewInvalid(k, meta.Name, errs)
-		}
-		meta.Generation = oldMeta.Generation
-		if errs := resource.ValidateObjectMeta(meta, k.Namespaced, metaPath); len(errs) > 0 {
-			return resource.NewInvalid(k, meta.Name, errs)
-		}
-		if err := s.checkOwnerReferences(tx.ctx, k, oldMeta, meta, opts.User); err != nil {
-			return err
+		if len(added) > 0 {
+			errs = append(errs, resource.Forbidden(metaPath.Child("finalizers"), fmt.Sprintf(
+				"no new finalizers can be added if the object is being deleted, found new finalizers %q", added)))
 		}
 	}
-	meta.ResourceVersion = ""
+	if len(errs) > 0 {
+		return resource.NewInvalid(k, meta.Name, errs)
+	}
+	if errs := resource.ValidateObjectMeta(meta, k.Namespaced, metaPath); len(errs) > 0 {
+		return resource.NewInvalid(k, meta.Name, errs)
+	}
+	return tx.s.checkOwnerReferences(tx.ctx, k, oldMeta, meta, opts.User)
+}
 
-	req := &AdmissionRequest{Operation: OperationUpdate, Kind: k, Object: work, OldObject: old,
-		User: opts.User, DryRun: tx.dryRun, Tx: tx}
-	if status {
-		req.Subresource = "status"
+// keepDeletionFields carries deletionTimestamp and deletionGracePeriodSeconds over
+// from the stored metadata: a client may leave them out, not change them.
+func keepDeletionFields(meta, oldMeta *resource.ObjectMeta) resource.ErrorList {
+	var errs resource.ErrorList
+	switch {
+	case oldMeta.DeletionTimestamp != nil:
+		t := *oldMeta.DeletionTimestamp
+		meta.DeletionTimestamp = &t
+	case meta.DeletionTimestamp != nil:
+		errs = append(errs, resource.Invalid(metaPath.Child("deletionTimestamp"), meta.DeletionTimestamp.Format("2006-01-02T15:04:05Z"), "field is immutable"))
 	}
-	if err := s.admit(tx.ctx, req, metaPath); err != nil {
-		return err
+	switch {
+	case meta.DeletionGracePeriodSeconds == nil && oldMeta.DeletionGracePeriodSeconds != nil:
+		g := *oldMeta.DeletionGracePeriodSeconds
+		meta.DeletionGracePeriodSeconds = &g
+	case meta.DeletionGracePeriodSeconds == nil:
+	case oldMeta.DeletionGracePeriodSeconds == nil || *meta.DeletionGracePeriodSeconds != *oldMeta.DeletionGracePeriodSeconds:
+		errs = append(errs, resource.Invalid(metaPath.Child("deletionGracePeriodSeconds"), *meta.DeletionGracePeriodSeconds, "field is immutable"))
 	}
-	if len(s.opts.Mutating) > 0 {
-		work = normalized(k, work) // as stored: the caller gets back what is stored
-		meta = work.GetObjectMeta()
-	}
-	first, err := s.encodeFirst(k, work)
-	if err != nil {
-		return err
-	}
-	data := first.data
-	if !status && specChanged(e.value, data) {
-		// generation counts changes of the desired state: anything outside metadata
-		// and status.
-		meta.Generation++
-	}
-	sub := ""
-	if status {
-		sub = "status"
-	}
-	if meta.ManagedFields, err = s.trackFields(k, work.GetTypeMeta().APIVersion, meta.Name, oldMeta.ManagedFields, sentFields, e.value, data, opts.FieldManager, sub); err != nil {
-		return err
-	}
-	if data, err = s.finish(k, work, first); err != nil {
-		return err
-	}
-	if bytes.Equal(data, e.value) {
-		// Nothing changed: nothing is written, the resourceVersion stays.
-		rev := e.rev
-		tx.onCommit(func(int64) error { return tx.giveResult(obj, work, rev) })
-		return nil
-	}
-	if oldMeta.IsTerminating() && len(meta.Finalizers) == 0 && !s.clock.Now().Before(meta.DeletionTimestamp.Time) {
-		// The write that leaves a terminating object without finalizers removes it.
-		tx.del(key)
-		tx.removed = append(tx.removed, removedObject{kind: k, uid: oldMeta.UID})
-		tx.onCommit(func(rev int64) error { return tx.giveResult(obj, work, rev) })
-		return nil
-	}
-	tx.putObject(k, key, data, work)
-	tx.onCommit(func(rev int64) error { return tx.giveResult(obj, work, rev) })
-	return nil
+	return errs
 }
