@@ -157,7 +157,7 @@ func discoveryPath(p string) bool {
 // forbiddenRequest is the 403 of a request the scope denies: LeadForbidden, then which
 // key cannot do what, and why.
 func forbiddenRequest(id *Identity, req policy.Request, reason string) *resource.StatusError {
-	detail := "access key " + quote(id.Key.Name) + " cannot " + req.String() + ": " + reason
+	detail := "access key " + clip(id.Key.Name) + " cannot " + req.String() + ": " + reason
 	var e *resource.StatusError
 	if req.IsResourceRequest() {
 		e = resource.NewForbidden(&resource.KindInfo{Group: req.APIGroup, Resource: req.Resource}, req.Name, detail)
@@ -168,7 +168,6 @@ func forbiddenRequest(id *Identity, req policy.Request, reason string) *resource
 	return e
 }
 
-func quote(s string) string { return `"` + clip(s) + `"` }
 
 // CanDeleteOwner implements store.OwnerAuthorizer (the blockOwnerDeletion rule): a
 // caller may set blockOwnerDeletion on a reference only when its key's scope allows
