@@ -168,7 +168,6 @@ func forbiddenRequest(id *Identity, req policy.Request, reason string) *resource
 	return e
 }
 
-
 // CanDeleteOwner implements store.OwnerAuthorizer (the blockOwnerDeletion rule): a
 // caller may set blockOwnerDeletion on a reference only when its key's scope allows
 // deleting the owner. Writes without a caller are allowed; a UserInfo without an
