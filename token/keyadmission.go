@@ -81,8 +81,8 @@ func (a *AccessKeyAdmission) Admit(_ context.Context, req *store.AdmissionReques
 			return err
 		}
 	}
+	scrubLastApplied(&ak.ObjectMeta, ak.Spec.Key)
 	ak.Spec.Key, ak.Spec.KeyHash = "", ""
-	scrubLastApplied(&ak.ObjectMeta)
 	return nil
 }
 
@@ -312,11 +312,21 @@ func upsert(tx *store.Tx, name string, obj resource.Object, set func()) (bool, e
 	return false, tx.Create(obj, store.CreateOptions{})
 }
 
-// scrubLastApplied removes spec.key from kubectl's last-applied-configuration
-// annotation; an annotation that is not JSON is dropped rather than kept with a secret.
-func scrubLastApplied(m *resource.ObjectMeta) {
+// scrubLastApplied removes spec.key (and spec.keyHash) from kubectl's
+// last-applied-configuration annotation; an annotation that is not JSON, or that
+// still holds the secret being written anywhere else, is dropped rather than kept
+// with a secret.
+func scrubLastApplied(m *resource.ObjectMeta, secret string) {
 	v, ok := m.Annotations[AnnotationLastApplied]
-	if !ok || !strings.Contains(v, `"key"`) {
+	if !ok {
+		return
+	}
+	defer func() {
+		if secret != "" && strings.Contains(m.Annotations[AnnotationLastApplied], secret) {
+			delete(m.Annotations, AnnotationLastApplied)
+		}
+	}()
+	if !strings.Contains(v, `"key`) {
 		return
 	}
 	var doc map[string]any
