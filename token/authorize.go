@@ -55,7 +55,9 @@ type Decision struct {
 	// Visible, when not nil, says which objects the caller may see: the HTTP layer
 	// answers a get, update or delete of an object for which it is false exactly as
 	// for a missing object (404, same message), and leaves such objects out of lists
-	// and watches. nil means every object the request reaches.
+	// and watches. A delete it allows is made with a UID precondition of the object it
+	// checked, so that a record re-created in between is not deleted blindly. nil
+	// means every object the request reaches.
 	Visible func(resource.Object) bool
 }
 

@@ -138,8 +138,11 @@ func TestScenario_deletingAKeyRevokesItsTokensWhateverTheSubject(t *testing.T) {
 			ke.seed(accessKey("k", "s-k", subject, projects("a")))
 			out, err := mint(t, ke, te, "s-k", dcet(0, nil))
 			require.NoError(t, err)
-			_, err = te.online.Verify(ctx, out.Status.Token)
+			c, err := te.online.Verify(ctx, out.Status.Token)
 			require.NoError(t, err)
+			assert.Equal(t, "k", c.Management.AccessKey, "the token names the key it was minted with")
+			assert.Equal(t, ke.get("k").UID, c.Management.AccessKeyUID)
+			assert.Equal(t, ke.get("k").UID, out.Labels[LabelMintedBy])
 
 			require.NoError(t, ke.remove(nil, "k"))
 			_, err = te.online.Verify(ctx, out.Status.Token)
