@@ -36,6 +36,16 @@ func TestScenario_adminTakeoverViaSpecKeyIsRefused(t *testing.T) {
 	err := e.update(mallory, "admin", func(k *resource.AccessKey) { k.Spec.Key = "s-takeover" })
 	require.Error(t, err)
 	assert.Equal(t, resource.ReasonForbidden, resource.ReasonOf(err), "%v", err)
+	// The issue's request: PATCH /accesskeys/admin {"spec":{"key":…}}.
+	for _, p := range []struct{ typ, body string }{
+		{store.PatchTypeMerge, `{"spec":{"key":"s-takeover"}}`},
+		{store.PatchTypeJSON, `[{"op":"add","path":"/spec","value":{"key":"s-takeover"}}]`},
+	} {
+		err = e.f.Patch(context.Background(), &resource.AccessKey{ObjectMeta: resource.ObjectMeta{Name: "admin"}}, p.typ,
+			[]byte(p.body), store.PatchOptions{WriteOptions: store.WriteOptions{User: mallory}})
+		require.Error(t, err, p.typ)
+		assert.Equal(t, resource.ReasonForbidden, resource.ReasonOf(err), "%v", err)
+	}
 	assert.Equal(t, "admin", e.authenticates("s-admin"), "the real admin key still works")
 	assert.Equal(t, "", e.authenticates("s-takeover"), "the attacker's secret is nobody's")
 }
