@@ -107,3 +107,36 @@ func TestAccessKeyAdmission_dryRunStoresNoSecret(t *testing.T) {
 	assert.Equal(t, "", e.authenticates("s-1"))
 	require.NoError(t, e.create(nil, accessKey("k", "s-1", "", nil)), "the secret is still free")
 }
+
+func TestAdoptLegacyHashes_keepsOldSecretsWorking(t *testing.T) {
+	ctx := context.Background()
+	e := newKeyEnv(t)
+	// An older server stored the hash on the key itself.
+	plain, err := store.New(e.f.Backend, store.Options{Scheme: keyStoreOptions(t).Scheme})
+	require.NoError(t, err)
+	defer plain.Close()
+	legacy := func(name, secret string) {
+		h := strings.TrimPrefix(SecretName(secret), "sha256-")
+		require.NoError(t, plain.Create(ctx, &resource.AccessKey{ObjectMeta: resource.ObjectMeta{Name: name},
+			Spec: resource.AccessKeySpec{KeyHash: "sha256:" + h}}, store.CreateOptions{}))
+	}
+	legacy("old", "s-old")
+	legacy("twin", "s-new") // the secret a key of this server holds already
+	require.NoError(t, plain.Create(ctx, &resource.AccessKey{ObjectMeta: resource.ObjectMeta{Name: "odd"},
+		Spec: resource.AccessKeySpec{KeyHash: "md5:00"}}, store.CreateOptions{}))
+	e.seed(accessKey("new", "s-new", "", nil))
+	assert.Equal(t, "", e.authenticates("s-old"), "not adopted yet")
+
+	n, err := AdoptLegacyHashes(ctx, e.f.Store)
+	assert.Equal(t, 1, n)
+	require.Error(t, err)
+	assert.Equal(t, 2, strings.Count(err.Error(), "\n")+1, "twin and odd: %v", err)
+	assert.Equal(t, "old", e.authenticates("s-old"))
+	assert.Equal(t, "new", e.authenticates("s-new"), "the holder keeps its secret")
+	assert.Empty(t, e.get("old").Spec.KeyHash)
+	assert.NotEmpty(t, e.get("twin").Spec.KeyHash, "left as it was")
+
+	n, err = AdoptLegacyHashes(ctx, e.f.Store)
+	assert.Zero(t, n)
+	assert.Error(t, err, "twin and odd still need a hand")
+}

@@ -34,7 +34,8 @@
 // that record's name; rotation and delete remove the old records in the same
 // transaction. So a secret belongs to one key on every backend, atomically: creating
 // or rotating to a secret another key holds is 409 Conflict, naming no other key.
-// spec.key is also removed from kubectl's last-applied-configuration annotation.
+// spec.key is also removed from kubectl's last-applied-configuration annotation. Keys
+// that older servers stored with spec.keyHash are moved over by [AdoptLegacyHashes].
 // spec.ttl above [MaxAccessKeyTTL] is 422 naming the bound, and expiry never
 // overflows ([KeyExpiry]).
 //

@@ -77,7 +77,7 @@ func (a *AccessKeyAdmission) Admit(_ context.Context, req *store.AdmissionReques
 		return resource.NewInvalid(req.Kind, ak.Name, errs)
 	}
 	if ak.Spec.Key != "" {
-		if err := bindSecret(req, ak, SecretName(ak.Spec.Key)); err != nil {
+		if err := bindSecret(req.Tx, req.Kind, ak, SecretName(ak.Spec.Key)); err != nil {
 			return err
 		}
 	}
@@ -242,8 +242,7 @@ func validateKeyWrite(old, ak *resource.AccessKey) resource.ErrorList {
 // bindSecret makes the secret whose record is secretName the one of ak, in the
 // write's transaction: 409 when another key holds it; the key's previous secret
 // record, if any, is removed.
-func bindSecret(req *store.AdmissionRequest, ak *resource.AccessKey, secretName string) error {
-	tx := req.Tx
+func bindSecret(tx *store.Tx, kind *resource.KindInfo, ak *resource.AccessKey, secretName string) error {
 	b := &AccessKeyBinding{}
 	hasBinding, err := getIfExists(tx, ak.Name, b)
 	if err != nil {
@@ -257,7 +256,7 @@ func bindSecret(req *store.AdmissionRequest, ak *resource.AccessKey, secretName 
 		return err
 	}
 	if holder != nil {
-		return resource.NewConflict(req.Kind, ak.Name, "this secret is already in use by another access key; choose another secret")
+		return resource.NewConflict(kind, ak.Name, "this secret is already in use by another access key; choose another secret")
 	}
 	if hasBinding {
 		if err := dropSecretRecord(tx, b.Spec.Secret, ak.Name); err != nil {
