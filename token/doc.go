@@ -57,7 +57,8 @@
 //     token of the subject, which only a caller that may manage every key of the
 //     subject, one without a scope, may do;
 //   - when the caller's own key expires, a created key, or one whose ttl changes,
-//     expires no later.
+//     expires no later;
+//   - spec.user and spec.team stay as they were, or become empty or the caller's own.
 //
 // Refusals are 403 Forbidden opening with one sentence the user can act on, then the
 // precise reason. Rotating the secret, changing ttl, scope or subject all go through

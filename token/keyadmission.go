@@ -169,6 +169,9 @@ func checkManage(k *resource.KindInfo, id *Identity, old, new *resource.AccessKe
 	if new == nil {
 		return nil
 	}
+	if err := checkOwners(k, name, id.Key, old, new); err != nil {
+		return err
+	}
 	var oldGen int64
 	if old != nil {
 		oldGen = old.Spec.TokenGeneration
@@ -181,6 +184,25 @@ func checkManage(k *resource.KindInfo, id *Identity, old, new *resource.AccessKe
 		if exp := KeyExpiry(new); exp.IsZero() || exp.After(id.Expiry) {
 			return manageForbidden(k, name, "the key would outlive your own access key, which expires at "+
 				id.Expiry.UTC().Format("2006-01-02T15:04:05Z")+"; give it a shorter spec.ttl")
+		}
+	}
+	return nil
+}
+
+// checkOwners keeps a scoped caller from naming another user or team as a key's
+// owner: spec.user and spec.team of what it writes are unchanged, empty, or its own
+// key's.
+func checkOwners(k *resource.KindInfo, name string, caller, old, new *resource.AccessKey) error {
+	var wasUser, wasTeam string
+	if old != nil {
+		wasUser, wasTeam = old.Spec.User, old.Spec.Team
+	}
+	for _, f := range []struct{ field, now, was, mine string }{
+		{"spec.user", new.Spec.User, wasUser, caller.Spec.User},
+		{"spec.team", new.Spec.Team, wasTeam, caller.Spec.Team},
+	} {
+		if f.now != "" && f.now != f.was && f.now != f.mine {
+			return manageForbidden(k, name, fmt.Sprintf("%s %q is not your key's (%q)", f.field, f.now, f.mine))
 		}
 	}
 	return nil

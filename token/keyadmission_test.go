@@ -97,6 +97,15 @@ func TestAccessKeyAdmission_truthTable(t *testing.T) {
 		{name: "expiring scoped creates a key without expiry: 403", caller: "s-alice-expiring", op: create, key: accessKey("k", "s-k", "alice", projects("a")), want: forbidden},
 		{name: "expiring scoped creates a key that ends before it", caller: "s-alice-expiring", op: create, key: withTTL(accessKey("k", "s-k", "alice", projects("a")), 60), want: ok},
 		{name: "expiring scoped creates a key that outlives it: 403", caller: "s-alice-expiring", op: create, key: withTTL(accessKey("k", "s-k", "alice", projects("a")), 7200), want: forbidden},
+		{name: "scoped names another user as the key's owner: 403", caller: "s-alice-wide", op: create, key: func() *resource.AccessKey {
+			k := accessKey("k", "s-k", "alice", projects("a"))
+			k.Spec.User = "admin"
+			return k
+		}(), want: forbidden},
+		{name: "scoped names another team as the key's owner: 403", caller: "s-alice-wide", op: update, target: "alice-a",
+			change: func(k *resource.AccessKey) { k.Spec.Team = "admins" }, want: forbidden},
+		{name: "admin names any owner", caller: "s-admin", op: update, target: "alice-a",
+			change: func(k *resource.AccessKey) { k.Spec.Team = "admins" }, want: ok},
 		{name: "a key acting for itself creates a key: 403", caller: "s-solo", op: create, key: accessKey("k", "s-k", "solo", projects("a")), want: forbidden},
 		{name: "a caller without an access key identity: 403", caller: "foreign", op: create, key: accessKey("k", "s-k", "", projects("a")), want: forbidden},
 
