@@ -238,7 +238,8 @@ func (i *Issuer) Issue(ctx context.Context, req *resource.DirectClusterEndpointT
 	granted := obj.Spec.Scope
 	if granted != nil {
 		if ok, gaps := policy.Covers(caller.Scope, granted); !ok {
-			return nil, i.forbidden(name, "the requested scope is wider than the caller's own scope", gaps)
+			return nil, i.forbidden(name, "Ask for a scope within your access key's own scope.",
+				"the requested scope is wider than the caller's own scope", gaps)
 		}
 	} else if caller.Scope != nil {
 		if granted, err = copyScope(caller.Scope); err != nil {
@@ -249,7 +250,8 @@ func (i *Issuer) Issue(ctx context.Context, req *resource.DirectClusterEndpointT
 			for n, e := range errs {
 				gaps[n] = policy.Gap{Field: e.Field, Detail: e.ErrorBody()}
 			}
-			return nil, i.forbidden(name, "the caller's own scope is invalid, so it allows nothing", gaps)
+			return nil, i.forbidden(name, "Your access key's scope is invalid; ask an administrator to fix it.",
+				"the caller's own scope is invalid, so it allows nothing", gaps)
 		}
 	}
 	if left > 0 && ttl > left {
@@ -346,12 +348,15 @@ func (i *Issuer) ttl(req int64) (time.Duration, resource.ErrorList) {
 	return time.Duration(req) * time.Second, nil
 }
 
-func (i *Issuer) forbidden(name, reason string, gaps []policy.Gap) *resource.StatusError {
+// forbidden is a 403 that opens with lead, one sentence the user can act on, then
+// keeps the precise reason and names each gap (also as a cause).
+func (i *Issuer) forbidden(name, lead, reason string, gaps []policy.Gap) *resource.StatusError {
 	parts := make([]string, len(gaps))
 	for n, g := range gaps {
 		parts[n] = g.String()
 	}
 	e := resource.NewForbidden(i.kind, name, reason+": "+strings.Join(parts, "; "))
+	e.ErrStatus.Message = lead + " " + e.ErrStatus.Message
 	for _, g := range gaps {
 		e.ErrStatus.Details.Causes = append(e.ErrStatus.Details.Causes, resource.StatusCause{
 			Type: resource.CauseFieldValueForbidden, Field: g.Field, Message: g.Detail})

@@ -285,6 +285,7 @@ func TestScenario_selfServiceMintsListsAndRevokesOnlyItsOwnTokens(t *testing.T) 
 	assert.Equal(t, projects("a"), own.Spec.Scope, "no requested scope: its own")
 	_, err = mint(t, ke, te, "s-a", dcet(0, projects("a", "b")))
 	assert.Equal(t, resource.ReasonForbidden, resource.ReasonOf(err), "a wider scope: %v", err)
+	assert.True(t, strings.HasPrefix(err.Error(), "Ask for a scope within your access key's own scope. "), "%v", err)
 	theirs, err := mint(t, ke, te, "s-b", dcet(0, nil))
 	require.NoError(t, err)
 
