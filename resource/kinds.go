@@ -313,9 +313,12 @@ type AccessKeySpec struct {
 	Team string `json:"team,omitempty"`
 	// Subject is who the key acts for.
 	Subject string `json:"subject,omitempty"`
-	// Key is the secret; accepted on create, stored only as a hash, never returned.
+	// Key is the secret; accepted on create and on rotation (an update that sets it),
+	// stored only as a hash outside the AccessKey, never returned.
 	Key string `json:"key,omitempty"`
-	// KeyHash is the stored hash of the secret, set by the server.
+	// KeyHash is not used: package token keeps the secret's hash in its own internal
+	// records, never on the AccessKey (so no reader of keys sees it), and its admission
+	// refuses a write that sets it. It stays for the objects older servers stored.
 	KeyHash string `json:"keyHash,omitempty"`
 	// Scope narrows what the key may do; nil means no restriction.
 	Scope *AccessKeyScope `json:"scope,omitempty"`

@@ -16,7 +16,8 @@ import (
 // "application/dcet+jwt" is accepted as the same type.
 const TokenType = "dcet+jwt"
 
-// ClaimName is the name of the private claim: {uid, name, kind, gen, rec, scope}.
+// ClaimName is the name of the private claim: {uid, name, kind, gen, rec, scope, key,
+// kuid}.
 const ClaimName = "management.service"
 
 // Claims are the verified contents of a token.
@@ -93,6 +94,12 @@ type ManagementClaim struct {
 	Record string
 	// Scope is "scope", the granted scope; nil means no restriction.
 	Scope *resource.AccessKeyScope
+	// AccessKey is "key", the name of the AccessKey the token was minted with; empty
+	// (and absent on the wire) when the issuer was not told.
+	AccessKey string
+	// AccessKeyUID is "kuid", the uid of that AccessKey. The online check refuses the
+	// token once the key of that name is gone, has another uid or is being deleted.
+	AccessKeyUID string
 }
 
 // wireScope is the compact form of an AccessKeyScope in a token.
@@ -248,6 +255,8 @@ type outManagement struct {
 	Gen   int64      `json:"gen"`
 	Rec   string     `json:"rec"`
 	Scope *wireScope `json:"scope,omitempty"`
+	Key   string     `json:"key,omitempty"`
+	KUID  string     `json:"kuid,omitempty"`
 }
 
 // inClaims is the payload as the verifier reads it: pointers tell absent from zero.
@@ -269,6 +278,8 @@ type inManagement struct {
 	Gen   int64      `json:"gen"`
 	Rec   string     `json:"rec"`
 	Scope *wireScope `json:"scope"`
+	Key   string     `json:"key"`
+	KUID  string     `json:"kuid"`
 }
 
 func marshalClaims(c *Claims) ([]byte, error) {
@@ -279,7 +290,8 @@ func marshalClaims(c *Claims) ([]byte, error) {
 		Iss: c.Issuer, Sub: c.Subject, Aud: audience(c.Audience),
 		Iat: c.IssuedAt.Unix(), Nbf: c.NotBefore.Unix(), Exp: c.Expiry.Unix(), Jti: c.ID,
 		MS: &outManagement{UID: c.Management.UID, Name: c.Management.Name, Kind: c.Management.Kind,
-			Gen: c.Management.Generation, Rec: c.Management.Record, Scope: encodeScope(c.Management.Scope)},
+			Gen: c.Management.Generation, Rec: c.Management.Record, Scope: encodeScope(c.Management.Scope),
+			Key: c.Management.AccessKey, KUID: c.Management.AccessKeyUID},
 	}
 	return json.Marshal(&out)
 }

@@ -34,7 +34,19 @@ const (
 	AnnotationSubjectUID = "token.management.service/subject-uid"
 	// AnnotationKeyID is the kid of the key that signed the token.
 	AnnotationKeyID = "token.management.service/key-id"
+	// AnnotationAccessKey is the name of the AccessKey the token was minted with, when
+	// the caller says ([Caller.AccessKey]).
+	AnnotationAccessKey = "token.management.service/access-key"
+	// LabelMintedBy is the uid of the AccessKey the token was minted with, when the
+	// caller says ([Caller.AccessKeyUID]). A label, so that a list can select a key's
+	// own records; [Authorizer] reads it to show a key the records it minted. The
+	// issuer sets or removes it on every record, whatever the request carried.
+	LabelMintedBy = "token.management.service/minted-by"
 )
+
+// SubjectKindUser is the subject kind of a caller whose access key acts for a user
+// (spec.subject).
+const SubjectKindUser = "User"
 
 // Caller is the authenticated subject that asks for a token. The host fills it from
 // what authenticated the request (an AccessKey, typically).
@@ -54,8 +66,16 @@ type Caller struct {
 	// token's scope is never wider.
 	Scope *resource.AccessKeyScope
 	// KeyExpiry is when the caller's credential expires; zero means never. The token
-	// never outlives it.
+	// never outlives it (see [MaxAccessKeyTTL] for what offline verification cannot
+	// see).
 	KeyExpiry time.Time
+	// AccessKey is the name of the AccessKey the caller authenticated with, if any. The
+	// token carries it and AccessKeyUID in its private claim, and the online check
+	// ([StoreRevocation]) refuses the token once that key is gone, re-created or being
+	// deleted, whatever the subject.
+	AccessKey string
+	// AccessKeyUID is the uid of that AccessKey; the record gets it as [LabelMintedBy].
+	AccessKeyUID string
 }
 
 // IssuerOptions configure an [Issuer]. Issuer is required; the zero value of every
@@ -218,7 +238,8 @@ func (i *Issuer) Issue(ctx context.Context, req *resource.DirectClusterEndpointT
 	granted := obj.Spec.Scope
 	if granted != nil {
 		if ok, gaps := policy.Covers(caller.Scope, granted); !ok {
-			return nil, i.forbidden(name, "the requested scope is wider than the caller's own scope", gaps)
+			return nil, i.forbidden(name, "Ask for a scope within your access key's own scope.",
+				"the requested scope is wider than the caller's own scope", gaps)
 		}
 	} else if caller.Scope != nil {
 		if granted, err = copyScope(caller.Scope); err != nil {
@@ -229,7 +250,8 @@ func (i *Issuer) Issue(ctx context.Context, req *resource.DirectClusterEndpointT
 			for n, e := range errs {
 				gaps[n] = policy.Gap{Field: e.Field, Detail: e.ErrorBody()}
 			}
-			return nil, i.forbidden(name, "the caller's own scope is invalid, so it allows nothing", gaps)
+			return nil, i.forbidden(name, "Your access key's scope is invalid; ask an administrator to fix it.",
+				"the caller's own scope is invalid, so it allows nothing", gaps)
 		}
 	}
 	if left > 0 && ttl > left {
@@ -258,6 +280,7 @@ func (i *Issuer) Issue(ctx context.Context, req *resource.DirectClusterEndpointT
 		delete(obj.Annotations, AnnotationSubjectUID)
 	}
 	obj.Annotations[AnnotationKeyID] = signing.ID()
+	markMinter(&obj.ObjectMeta, caller)
 
 	wo := opts.WriteOptions
 	if wo.FieldManager == "" {
@@ -277,7 +300,8 @@ func (i *Issuer) Issue(ctx context.Context, req *resource.DirectClusterEndpointT
 		Issuer: i.opts.Issuer, Subject: sub, Audience: aud,
 		IssuedAt: now, NotBefore: now, Expiry: exp, ID: obj.UID,
 		Management: ManagementClaim{UID: caller.UID, Name: caller.Name, Kind: caller.Kind,
-			Generation: caller.TokenGeneration, Record: obj.Name, Scope: granted},
+			Generation: caller.TokenGeneration, Record: obj.Name, Scope: granted,
+			AccessKey: caller.AccessKey, AccessKeyUID: caller.AccessKeyUID},
 	}
 	tok, err := sign(signing, c)
 	if err != nil {
@@ -324,12 +348,15 @@ func (i *Issuer) ttl(req int64) (time.Duration, resource.ErrorList) {
 	return time.Duration(req) * time.Second, nil
 }
 
-func (i *Issuer) forbidden(name, reason string, gaps []policy.Gap) *resource.StatusError {
+// forbidden is a 403 that opens with lead, one sentence the user can act on, then
+// keeps the precise reason and names each gap (also as a cause).
+func (i *Issuer) forbidden(name, lead, reason string, gaps []policy.Gap) *resource.StatusError {
 	parts := make([]string, len(gaps))
 	for n, g := range gaps {
 		parts[n] = g.String()
 	}
 	e := resource.NewForbidden(i.kind, name, reason+": "+strings.Join(parts, "; "))
+	e.ErrStatus.Message = lead + " " + e.ErrStatus.Message
 	for _, g := range gaps {
 		e.ErrStatus.Details.Causes = append(e.ErrStatus.Details.Causes, resource.StatusCause{
 			Type: resource.CauseFieldValueForbidden, Field: g.Field, Message: g.Detail})
@@ -364,6 +391,26 @@ func (i *Issuer) DeleteExpired(ctx context.Context) (int, error) {
 		}
 	}
 	return n, nil
+}
+
+// markMinter records on a token record the AccessKey it is minted with: the label
+// LabelMintedBy (the key's uid) and the annotation AnnotationAccessKey (its name), or
+// neither when the caller names no key. Whatever the request carried is replaced.
+func markMinter(m *resource.ObjectMeta, c Caller) {
+	if c.AccessKeyUID == "" {
+		delete(m.Labels, LabelMintedBy)
+		delete(m.Annotations, AnnotationAccessKey)
+		return
+	}
+	if m.Labels == nil {
+		m.Labels = map[string]string{}
+	}
+	m.Labels[LabelMintedBy] = c.AccessKeyUID
+	if c.AccessKey != "" {
+		m.Annotations[AnnotationAccessKey] = c.AccessKey
+	} else {
+		delete(m.Annotations, AnnotationAccessKey)
+	}
 }
 
 // subject is the token's "sub" for a caller.

@@ -90,21 +90,55 @@ func KeyKindInfo() resource.KindInfo {
 	}
 }
 
-// RegisterKinds registers [TokenSigningKey] in a scheme; it does nothing when the kind
-// is registered already. Register it before building the store (store.Options.Scheme),
-// so that the store's index knows the kind from the start; [OpenKeySet] registers it
-// itself when it is missing.
+// RegisterKinds registers the package's internal kinds in a scheme: [TokenSigningKey],
+// [AccessKeySecret] and [AccessKeyBinding]; a kind registered already is left alone.
+// Register them before building the store (store.Options.Scheme), so that the store's
+// index knows them from the start; [OpenKeySet] registers TokenSigningKey itself when
+// it is missing. None of them may be served over the API: a server serves only the
+// kinds it lists.
 func RegisterKinds(s *resource.Scheme) error {
-	if k, ok := s.KindFor(KeyGroup+"/"+KeyVersion, KindTokenSigningKey); ok {
-		if reflect.TypeOf(k.New()) == reflect.TypeOf(&TokenSigningKey{}) {
-			return nil
+	for _, k := range []resource.KindInfo{KeyKindInfo(), AccessKeySecretKindInfo(), AccessKeyBindingKindInfo()} {
+		if err := registerKind(s, k); err != nil {
+			return err
 		}
-		return fmt.Errorf("token: kind %s/%s %s is registered with another Go type", KeyGroup, KeyVersion, KindTokenSigningKey)
-	}
-	if err := s.Register(KeyKindInfo()); err != nil {
-		return fmt.Errorf("token: register %s: %w", KindTokenSigningKey, err)
 	}
 	return nil
+}
+
+// registerKind registers k unless it is registered already with the same Go type.
+func registerKind(s *resource.Scheme, k resource.KindInfo) error {
+	if have, ok := s.KindFor(k.Group+"/"+k.Version, k.Kind); ok {
+		if reflect.TypeOf(have.New()) == reflect.TypeOf(k.New()) {
+			return nil
+		}
+		return fmt.Errorf("token: kind %s/%s %s is registered with another Go type", k.Group, k.Version, k.Kind)
+	}
+	if err := s.Register(k); err != nil {
+		return fmt.Errorf("token: register %s: %w", k.Kind, err)
+	}
+	return nil
+}
+
+// AccessKeySecretKindInfo returns the KindInfo of [AccessKeySecret]: cluster-scoped,
+// without a status subresource.
+func AccessKeySecretKindInfo() resource.KindInfo {
+	return resource.KindInfo{
+		Group: KeyGroup, Version: KeyVersion, Kind: KindAccessKeySecret, ListKind: KindAccessKeySecret + "List",
+		Resource: AccessKeySecretResource,
+		New:      func() resource.Object { return &AccessKeySecret{} },
+		NewList:  func() resource.ObjectList { return &AccessKeySecretList{} },
+	}
+}
+
+// AccessKeyBindingKindInfo returns the KindInfo of [AccessKeyBinding]: cluster-scoped,
+// without a status subresource.
+func AccessKeyBindingKindInfo() resource.KindInfo {
+	return resource.KindInfo{
+		Group: KeyGroup, Version: KeyVersion, Kind: KindAccessKeyBinding, ListKind: KindAccessKeyBinding + "List",
+		Resource: AccessKeyBindingResource,
+		New:      func() resource.Object { return &AccessKeyBinding{} },
+		NewList:  func() resource.ObjectList { return &AccessKeyBindingList{} },
+	}
 }
 
 // keyObjectName is the name of the object that stores the key with this ID.

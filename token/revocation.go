@@ -23,6 +23,8 @@ type GenerationFunc func(ctx context.Context, s *store.Store, kind, name, uid st
 //
 //   - its record (the DirectClusterEndpointToken named by the claim "rec") is gone, was
 //     re-created with another uid than the token's jti, or is being deleted;
+//   - the AccessKey it was minted with (the claims "key" and "kuid") is gone, was
+//     re-created with another uid, or is being deleted, whatever the token's subject;
 //   - the subject's current token generation is higher than the token's "gen", or the
 //     subject is gone (as the GenerationFunc says; [SubjectGeneration] by default).
 //
@@ -56,6 +58,9 @@ func (r *StoreRevocation) CheckRevocation(ctx context.Context, c *Claims) error 
 	case rec.IsTerminating():
 		return verr(ErrRevoked, "the token's record "+clip(c.Management.Record)+" is being deleted", nil)
 	}
+	if err := r.checkKey(ctx, c); err != nil {
+		return err
+	}
 	m := &c.Management
 	cur, err := r.gen(ctx, r.s, m.Kind, m.Name, m.UID)
 	switch {
@@ -69,6 +74,28 @@ func (r *StoreRevocation) CheckRevocation(ctx context.Context, c *Claims) error 
 		return verr(ErrCheckFailed, "reading the subject's token generation", err)
 	case cur > m.Generation:
 		return verr(ErrRevoked, fmt.Sprintf("the subject's token generation is %d, the token has %d", cur, m.Generation), nil)
+	}
+	return nil
+}
+
+// checkKey refuses a token whose minting AccessKey is gone, re-created or being
+// deleted. A token that names no key (issued without Caller.AccessKey) passes.
+func (r *StoreRevocation) checkKey(ctx context.Context, c *Claims) error {
+	m := &c.Management
+	if m.AccessKey == "" && m.AccessKeyUID == "" {
+		return nil
+	}
+	k := &resource.AccessKey{}
+	err := r.s.Get(ctx, "", m.AccessKey, k, store.GetOptions{})
+	switch {
+	case errors.Is(err, resource.ErrNotFound), errors.Is(err, resource.ErrInvalid):
+		return verr(ErrRevoked, "the access key "+clip(m.AccessKey)+" that minted the token is gone", nil)
+	case err != nil:
+		return verr(ErrCheckFailed, "reading the access key that minted the token", err)
+	case string(k.UID) != m.AccessKeyUID:
+		return verr(ErrRevoked, "the access key "+clip(m.AccessKey)+" that minted the token was re-created", nil)
+	case k.IsTerminating():
+		return verr(ErrRevoked, "the access key "+clip(m.AccessKey)+" that minted the token is being deleted", nil)
 	}
 	return nil
 }

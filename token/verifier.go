@@ -347,7 +347,8 @@ func (v *Verifier) claims(payload []byte) (*Claims, *VerifyError) {
 	c := &Claims{
 		Issuer: *in.Iss, Subject: *in.Sub, IssuedAt: iatT, NotBefore: nbfT, Expiry: expT, ID: *in.Jti,
 		Management: ManagementClaim{UID: in.MS.UID, Name: in.MS.Name, Kind: in.MS.Kind,
-			Generation: in.MS.Gen, Record: in.MS.Rec, Scope: scope},
+			Generation: in.MS.Gen, Record: in.MS.Rec, Scope: scope,
+			AccessKey: in.MS.Key, AccessKeyUID: in.MS.KUID},
 	}
 	if in.Aud != nil {
 		c.Audience = []string(*in.Aud)
