@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/require"
+
 	"github.com/management-service/mgmt/resource"
 )
 
@@ -61,16 +63,12 @@ func benchCases(tb testing.TB) map[string]benchCase {
 	desc := strings.Repeat("d", 200)
 	created := benchObject(desc, nil)
 	live, err := Update(nil, nil, created, w("alice", 1))
-	if err != nil {
-		tb.Fatal(err)
-	}
+	require.NoError(tb, err)
 	// A second manager owns the display name and a status writer owns status: three
 	// entries, as after a few writes by a controller and a user.
 	mid := benchObject(desc, live)
 	live, err = Update(live, mid, mid, w("bob", 2))
-	if err != nil {
-		tb.Fatal(err)
-	}
+	require.NoError(tb, err)
 	live = append(live, resource.ManagedFieldsEntry{Manager: "bob", Operation: resource.ManagedFieldsOperationUpdate,
 		APIVersion: gv, Time: resource.NewTimePtr(at(2)), FieldsType: resource.FieldsTypeV1,
 		FieldsV1: json.RawMessage(`{"f:spec":{"f:displayName":{}}}`)},
@@ -78,17 +76,12 @@ func benchCases(tb testing.TB) map[string]benchCase {
 			APIVersion: gv, Time: resource.NewTimePtr(at(3)), FieldsType: resource.FieldsTypeV1, Subresource: "status",
 			FieldsV1: json.RawMessage(`{"f:status":{".":{},"f:message":{},"f:phase":{},"f:reason":{}}}`)})
 	live, err = Update(live, mid, mid, w("bob", 2))
-	if err != nil {
-		tb.Fatal(err)
-	}
-	if len(live) != 3 {
-		tb.Fatalf("want 3 entries, got %d", len(live))
-	}
+	require.NoError(tb, err)
+	require.Len(tb, live, 3, "entries")
 	stored := benchObject(desc, live)
 	changed := benchObject(strings.Repeat("e", 200), live)
-	if n := len(benchObject(desc, nil)); n < 1200 || n > 1400 {
-		tb.Fatalf("object is %d bytes, want ~1.3 KB", n)
-	}
+	n := len(benchObject(desc, nil))
+	require.True(tb, n >= 1200 && n <= 1400, "object is %d bytes, want ~1.3 KB", n)
 	return map[string]benchCase{
 		// create: no entries, no old object.
 		"create": {oldObj: nil, newObj: created, w: w("alice", 1)},
@@ -109,7 +102,7 @@ func BenchmarkUpdate(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
 				if _, err := Update(bc.entries, bc.oldObj, bc.newObj, bc.w); err != nil {
-					b.Fatal(err)
+					require.NoError(b, err) // only on failure: b.Helper is not free in the timed loop
 				}
 			}
 		})
@@ -120,9 +113,7 @@ func TestBenchCases(t *testing.T) {
 	cases := benchCases(t)
 	for name, bc := range cases {
 		got, err := Update(bc.entries, bc.oldObj, bc.newObj, bc.w)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err, name)
 		if testing.Verbose() {
 			t.Logf("%s (%d bytes):", name, len(bc.newObj))
 			for _, e := range got {

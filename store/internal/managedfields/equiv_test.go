@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
+
 	"github.com/management-service/mgmt/resource"
 )
 
@@ -73,12 +75,10 @@ func TestMatchesReference(t *testing.T) {
 	deepFields := `{"f:a":` + nest(9998, `{"f:a":`, `}`, `{}`) + `}`
 	tooDeep := `{"f:a":` + nest(9999, `{"f:a":`, `}`, `{}`) + `}`
 	deepObj := `{"a":` + nest(9999, `{"a":`, `}`, `1`) + `}`
-	if _, err := Update(nil, nil, []byte(deepObj), Write{}); err != nil {
-		t.Errorf("10000 nested objects: %v", err)
-	}
-	if _, err := Update(nil, []byte(deepObj), []byte(`{"a":{`+deepObj[1:]+`}`), Write{}); err == nil {
-		t.Error("10001 nested objects: no error")
-	}
+	_, err := Update(nil, nil, []byte(deepObj), Write{})
+	assert.NoError(t, err, "10000 nested objects")
+	_, err = Update(nil, []byte(deepObj), []byte(`{"a":{`+deepObj[1:]+`}`), Write{})
+	assert.Error(t, err, "10001 nested objects: no error")
 	for _, fv := range []string{deepFields, tooDeep} {
 		entries := []resource.ManagedFieldsEntry{{Manager: "x", Operation: resource.ManagedFieldsOperationUpdate, FieldsV1: []byte(fv)}}
 		checkUpdate(t, entries, []byte(`{"a":1}`), []byte(`{"a":2}`), Write{Manager: "m", Now: at(1)})

@@ -11,6 +11,9 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	"github.com/management-service/mgmt/resource"
 )
 
@@ -378,7 +381,7 @@ func (g *gen) write() Write {
 func sameError(t *testing.T, what string, got, want error, again func() error) {
 	t.Helper()
 	if (got == nil) != (want == nil) {
-		t.Fatalf("%s: error %v, reference %v", what, got, want)
+		require.Failf(t, "error differs from the reference", "%s: error %v, reference %v", what, got, want)
 	}
 	if got == nil || got.Error() == want.Error() {
 		return
@@ -386,20 +389,20 @@ func sameError(t *testing.T, what string, got, want error, again func() error) {
 	var ge, we *EntryError
 	if errors.As(got, &ge) != errors.As(want, &we) ||
 		ge != nil && (ge.Index != we.Index || ge.Field != we.Field || ge.Manager != we.Manager) {
-		t.Fatalf("%s: error %v, reference %v", what, got, want)
+		require.Failf(t, "error differs from the reference", "%s: error %v, reference %v", what, got, want)
 	}
 	for range 1000 {
 		if again().Error() == got.Error() {
 			return
 		}
 	}
-	t.Fatalf("%s: error %q, reference %q", what, got, want)
+	require.Failf(t, "error message differs from the reference", "%s: error %q, reference %q", what, got, want)
 }
 
 func sameEntries(t *testing.T, what string, got, want []resource.ManagedFieldsEntry) {
 	t.Helper()
 	if !reflect.DeepEqual(got, want) {
-		t.Fatalf("%s:\n got %q\nwant %q", what, show(got), show(want))
+		require.Failf(t, "entries differ from the reference", "%s:\n got %q\nwant %q", what, show(got), show(want))
 	}
 }
 
@@ -453,7 +456,7 @@ func FuzzUpdateMatchesReference(f *testing.F) {
 		rres, rerr := refResolve(created, entries, sub)
 		sameError(t, "Resolve", err, rerr, func() error { _, e := refResolve(created, entries, sub); return e })
 		if !reflect.DeepEqual(res, rres) {
-			t.Fatalf("Resolve: %q, reference %q", show(res), show(rres))
+			require.Failf(t, "Resolve differs from the reference", "%q, reference %q", show(res), show(rres))
 		}
 
 		for _, obj := range [][]byte{oldObj, newObj} {
@@ -462,7 +465,7 @@ func FuzzUpdateMatchesReference(f *testing.F) {
 				rs, rerr := refFromObject(obj, w)
 				sameError(t, "FromObject", err, rerr, func() error { _, e := refFromObject(obj, w); return e })
 				if err == nil && s.String() != rs.String() {
-					t.Fatalf("FromObject(%q): %s, reference %s", obj, s, rs)
+					require.Failf(t, "FromObject differs from the reference", "FromObject(%q): %s, reference %s", obj, s, rs)
 				}
 			}
 		}
@@ -479,7 +482,7 @@ func FuzzUpdateMatchesReference(f *testing.F) {
 				continue
 			}
 			if s.String() != rs.String() || !bytes.Equal(s.FieldsV1(), rs.FieldsV1()) {
-				t.Fatalf("ParseFieldsV1(%q): %s, reference %s", raw, s, rs)
+				require.Failf(t, "ParseFieldsV1 differs from the reference", "ParseFieldsV1(%q): %s, reference %s", raw, s, rs)
 			}
 			sets, refs = append(sets, s), append(refs, rs)
 		}
@@ -495,11 +498,11 @@ func FuzzUpdateMatchesReference(f *testing.F) {
 					{"RecursiveDifference", a.RecursiveDifference(b).String(), ra.RecursiveDifference(rb).String()},
 				} {
 					if op.got != op.want {
-						t.Fatalf("%s(%s, %s): %s, reference %s", op.name, a, b, op.got, op.want)
+						require.Failf(t, "set operation differs from the reference", "%s(%s, %s): %s, reference %s", op.name, a, b, op.got, op.want)
 					}
 				}
 				if a.Equal(b) != ra.Equal(rb) || a.Empty() != ra.Empty() {
-					t.Fatalf("Equal/Empty(%s, %s) differ from the reference", a, b)
+					require.Failf(t, "Equal/Empty differ from the reference", "Equal/Empty(%s, %s)", a, b)
 				}
 				for range 3 {
 					var path []string
@@ -507,7 +510,7 @@ func FuzzUpdateMatchesReference(f *testing.F) {
 						path = append(path, pick(g, fuzzKeys))
 					}
 					if a.Has(path...) != ra.Has(path...) {
-						t.Fatalf("Has(%s, %q) differs from the reference", a, path)
+						require.Failf(t, "Has differs from the reference", "Has(%s, %q)", a, path)
 					}
 				}
 			}
@@ -539,7 +542,7 @@ func FuzzUpdateRawMatchesReference(f *testing.F) {
 		rs, rerr := refParseFieldsV1(a)
 		sameError(t, "ParseFieldsV1", err, rerr, func() error { _, e := refParseFieldsV1(a); return e })
 		if err == nil && !bytes.Equal(s.FieldsV1(), rs.FieldsV1()) {
-			t.Fatalf("ParseFieldsV1(%q): %s, reference %s", a, s, rs)
+			require.Failf(t, "ParseFieldsV1 differs from the reference", "ParseFieldsV1(%q): %s, reference %s", a, s, rs)
 		}
 		entries := []resource.ManagedFieldsEntry{{Manager: "x", Operation: resource.ManagedFieldsOperationUpdate, FieldsV1: a}}
 		checkUpdate(t, entries, b, b, w)
@@ -551,16 +554,10 @@ func FuzzUpdateRawMatchesReference(f *testing.F) {
 func TestAppendStringMatchesMarshal(t *testing.T) {
 	for _, s := range append(fuzzStrings, fuzzNames...) {
 		want, _ := json.Marshal(s)
-		if got := appendString(nil, []byte(s)); !bytes.Equal(got, want) {
-			t.Errorf("appendString(%q) = %s, json.Marshal %s", s, got, want)
-		}
+		assert.Equal(t, string(want), string(appendString(nil, []byte(s))), "appendString(%q) against json.Marshal", s)
 		var dec string
-		if err := json.Unmarshal(want, &dec); err != nil {
-			t.Fatal(err)
-		}
-		if got := appendUnquoted(nil, want[1:len(want)-1]); string(got) != dec {
-			t.Errorf("appendUnquoted(%s) = %q, want %q", want, got, dec)
-		}
+		require.NoError(t, json.Unmarshal(want, &dec))
+		assert.Equal(t, dec, string(appendUnquoted(nil, want[1:len(want)-1])), "appendUnquoted(%s)", want)
 	}
 }
 
@@ -574,7 +571,7 @@ func FuzzJSONStrings(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		enc, _ := json.Marshal(string(data))
 		if got := appendString(nil, data); !bytes.Equal(got, enc) {
-			t.Fatalf("appendString(%q) = %s, json.Marshal %s", data, got, enc)
+			require.Failf(t, "appendString differs from json.Marshal", "appendString(%q) = %s, json.Marshal %s", data, got, enc)
 		}
 		if len(data) == 0 || data[0] != '"' {
 			return // not a string; encoding/json would skip leading white space
@@ -585,23 +582,23 @@ func FuzzJSONStrings(f *testing.F) {
 		end, flags, ok := scanString(padded, 0)
 		valid := ok && end <= len(data) && skipSpace(data, end) == len(data)
 		if valid != (werr == nil) {
-			t.Fatalf("scanString(%q) valid %v, encoding/json: %v", data, valid, werr)
+			require.Failf(t, "scanString differs from encoding/json", "scanString(%q) valid %v, encoding/json: %v", data, valid, werr)
 		}
 		if !valid {
 			return
 		}
 		in := data[1 : end-1]
 		if got := appendUnquoted(nil, in); string(got) != want {
-			t.Fatalf("appendUnquoted(%q) = %q, want %q", data, got, want)
+			require.Failf(t, "appendUnquoted differs from encoding/json", "appendUnquoted(%q) = %q, want %q", data, got, want)
 		}
 		if !needsUnquote(in) && string(in) != want {
-			t.Fatalf("needsUnquote(%q) is false, but it decodes to %q", data, want)
+			require.Failf(t, "needsUnquote is wrong", "needsUnquote(%q) is false, but it decodes to %q", data, want)
 		}
 		if flags == 0 && string(in) != want {
-			t.Fatalf("scanString(%q) flags 0, but it decodes to %q", data, want)
+			require.Failf(t, "scanString's flags are wrong", "scanString(%q) flags 0, but it decodes to %q", data, want)
 		}
 		if got := string(unquoted(in)); got != want {
-			t.Fatalf("unquoted(%q) = %q, want %q", data, got, want)
+			require.Failf(t, "unquoted differs from encoding/json", "unquoted(%q) = %q, want %q", data, got, want)
 		}
 	})
 }
