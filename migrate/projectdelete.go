@@ -256,7 +256,33 @@ func (w *projectWorker) deleteInstances(ctx context.Context, p *resource.Project
 // project was seen marked stays empty.
 func (w *projectWorker) finish(ctx context.Context, seen *resource.Project, left []resource.VirtualClusterInstance, wopts store.WriteOptions) error {
 	conds := deletionConditions(w.r.ProjectNamespace(seen.Name), left)
-	err := w.s.Txn(ctx, store.TxnOptions{}, func(tx *store.Tx) error {
+	err := w.write(ctx, seen, left, conds, wopts)
+	if err != nil && len(left) == 0 && errors.Is(err, resource.ErrInvalid) {
+		// A host whose schema refuses the status must still see the project go:
+		// drop the finalizer without the report.
+		w.r.log.Warn("migrate: project worker: status refused; removing the finalizer without it", "project", seen.Name, "err", err)
+		err = w.write(ctx, seen, left, nil, wopts)
+	}
+	if errors.Is(err, resource.ErrNotFound) {
+		return nil
+	}
+	if err != nil && len(left) > 0 {
+		// The status is a report; a refusal of it (a host's schema, say) must not
+		// stop the deletion, which goes on at the next change.
+		w.r.log.Warn("migrate: project worker: status update failed", "project", seen.Name, "err", err)
+		return nil
+	}
+	if err == nil && len(left) == 0 {
+		w.r.log.Info("migrate: project worker: the project's instances are gone", "project", seen.Name)
+	}
+	return err
+}
+
+// write sets conds on the project seen (when it is still that project, with our
+// finalizer) and, when nothing is left, removes the finalizer, in one transaction.
+func (w *projectWorker) write(ctx context.Context, seen *resource.Project, left []resource.VirtualClusterInstance,
+	conds []resource.Condition, wopts store.WriteOptions) error {
+	return w.s.Txn(ctx, store.TxnOptions{}, func(tx *store.Tx) error {
 		p := &resource.Project{}
 		if err := tx.Get("", seen.Name, p); err != nil {
 			return err
@@ -274,19 +300,6 @@ func (w *projectWorker) finish(ctx context.Context, seen *resource.Project, left
 		}
 		return tx.Update(p, store.UpdateOptions{WriteOptions: wopts})
 	})
-	if errors.Is(err, resource.ErrNotFound) {
-		return nil
-	}
-	if err != nil && len(left) > 0 {
-		// The status is a report; a refusal of it (a host's schema, say) must not
-		// stop the deletion, which goes on at the next change.
-		w.r.log.Warn("migrate: project worker: status update failed", "project", seen.Name, "err", err)
-		return nil
-	}
-	if err == nil && len(left) == 0 {
-		w.r.log.Info("migrate: project worker: the project's instances are gone", "project", seen.Name)
-	}
-	return err
 }
 
 // maxNamed is how many instances or finalizers a condition's message names.
