@@ -74,7 +74,9 @@ type ProjectRules struct {
 // The hooks enforce, on every write: an instance lives only in the namespace of an
 // existing project that is not being deleted, with the project label the server
 // sets; allowedClusters holds for instances and for project updates; a project name
-// fits its namespace; a project carries [FinalizerProjectInstances].
+// fits its namespace; a project carries [FinalizerProjectInstances]. Until Start,
+// a project update that must list the project's instances (a change of
+// allowedClusters, the removal of the finalizer) is refused with 503.
 func InstallProjectRules(opts *store.Options, ro ProjectRulesOptions) (*ProjectRules, error) {
 	if opts == nil {
 		return nil, errors.New("migrate: store options are nil")
