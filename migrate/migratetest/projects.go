@@ -342,9 +342,11 @@ func testFinalizer(t *testing.T, e *RulesEnv) {
 	// Dropped while the deletion waits for p-a/dev: 422 naming it.
 	holdAndDelete(e, "a")
 	e.Eventually(func() bool { d := e.Get("p-a", "dev"); return d != nil && d.IsTerminating() }, "p-a/dev marked")
-	p = e.Project("a")
-	p.RemoveFinalizer(migrate.FinalizerProjectInstances)
-	err := e.Store.Update(e.Ctx, p, store.UpdateOptions{})
+	// (The worker writes the status meanwhile: read and write in one go.)
+	err := e.Store.GuaranteedUpdate(e.Ctx, "", "a", &resource.Project{}, func(cur resource.Object) error {
+		cur.GetObjectMeta().RemoveFinalizer(migrate.FinalizerProjectInstances)
+		return nil
+	}, store.UpdateOptions{})
 	storetest.RequireCause(t, err, "metadata.finalizers", "")
 	assert.Contains(t, err.Error(), `"dev" is one`)
 }
