@@ -32,8 +32,8 @@ type RulesEnv struct {
 }
 
 // NewRulesEnv builds a store over a fresh backend from newBackend with the project
-// rules installed (ro) and started, and the seed of [NewEnv]. A nil seed leaves the
-// store empty (then Env.Service is nil too).
+// rules installed (ro) and started; with seed, it holds the seed of [NewEnv],
+// without, it is empty (and Env.Service is nil).
 func NewRulesEnv(t *testing.T, newBackend func(t *testing.T) backend.Backend, ro migrate.ProjectRulesOptions, seed bool) *RulesEnv {
 	t.Helper()
 	var opts store.Options
