@@ -3,6 +3,7 @@ package migrate_test
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -90,7 +91,7 @@ func checkTable() []checkCase {
 
 		// 2. The target project.
 		{name: "404 target project does not exist", target: "nope", reason: resource.ReasonNotFound, msg: `projects.management.service "nope" not found`},
-		{name: "404 target project name cannot exist", target: "Not_A_Project", reason: resource.ReasonNotFound},
+		{name: "404 target project name that no project can have", target: "a.b", reason: resource.ReasonNotFound},
 		{name: "404 target before 404 source", target: "nope", reason: resource.ReasonNotFound, msg: "projects",
 			req: func() *resource.ProjectMigrateVirtualClusterInstance {
 				return migratetest.Request("mv", "p-a", "ghost")
@@ -115,20 +116,25 @@ func checkTable() []checkCase {
 		{name: "409 AlreadyExists: the name is taken in the target namespace", reason: resource.ReasonAlreadyExists,
 			msg:   `"dev" already exists in namespace "p-b"`,
 			setup: func(e *migratetest.Env) { e.Create(migratetest.Instance("p-b", "dev")) }},
-		{name: "409 AlreadyExists before 403", reason: resource.ReasonAlreadyExists, caller: noRights,
+		{name: "403 before 409 AlreadyExists", reason: resource.ReasonForbidden, caller: noRights,
 			setup: func(e *migratetest.Env) { e.Create(migratetest.Instance("p-b", "dev")) }},
-		{name: "409 AlreadyExists: the request's name records another move", reason: resource.ReasonAlreadyExists,
-			msg: "recorded the move of p-a/other",
+		{name: "409 AlreadyExists: the request's name records another move into the project", reason: resource.ReasonAlreadyExists,
+			msg: `the name records another move into project "b"`,
 			setup: func(e *migratetest.Env) {
 				e.SeedInstance("p-a", "other")
 				e.Migrate("b", migratetest.Request("mv", "p-a", "other"))
 			}},
-		{name: "409 AlreadyExists: the request's name records a move into another project", reason: resource.ReasonAlreadyExists,
+		{name: "409 project being deleted", reason: resource.ReasonConflict, msg: `project "b" is being deleted`,
 			setup: func(e *migratetest.Env) {
-				e.Create(migratetest.Project("c"))
-				e.Migrate("c", migratetest.Request("mv", "p-a", "dev"))
-				e.Migrate("a", migratetest.Request("back", "p-c", "dev"))
+				p := &resource.Project{}
+				require.NoError(e.T, e.Store.Get(e.Ctx, "", "b", p, store.GetOptions{}))
+				p.Finalizers = append(p.Finalizers, "example.com/hold")
+				require.NoError(e.T, e.Store.Update(e.Ctx, p, store.UpdateOptions{}))
+				_, err := e.Store.Delete(e.Ctx, p, store.DeleteOptions{})
+				require.NoError(e.T, err)
 			}},
+		{name: "422 request name too long for its record", reason: resource.ReasonInvalid, field: "metadata.name",
+			req: withReq(func(r *resource.ProjectMigrateVirtualClusterInstance) { r.Name = strings.Repeat("n", 252) })},
 
 		// 7. Rights.
 		{name: "403 no authorizer", reason: resource.ReasonForbidden, msg: "no authorizer",

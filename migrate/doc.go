@@ -2,7 +2,8 @@
 // ProjectMigrateVirtualClusterInstance request of the management API
 // (POST …/projects/<target>/migratevirtualclusterinstance), as a library. It imports
 // only packages resource, store and policy; the HTTP server decodes the request,
-// authenticates the caller and calls [Service.Migrate].
+// authenticates the caller and calls [Service.Migrate]. It also holds the rules that
+// keep projects and their instances consistent on every write ([InstallProjectRules]).
 //
 // # Using it
 //
@@ -15,8 +16,82 @@
 //	// res.Status: {namespace: p-team-b, name: dev, uid: <the new uid>}
 //
 // The checks and their order are those of the project's design notes (decisions §5),
-// listed on [Service.Migrate]; every refusal is a *resource.StatusError and changes
-// nothing.
+// with the authorization first (decisions §1: a caller that may not see an object
+// gets the same answer whether it exists or not), listed on [Service.Migrate];
+// every refusal is a *resource.StatusError and changes nothing.
+//
+// # The project rules
+//
+// The same package holds the rules every write of a Project or a
+// VirtualClusterInstance keeps (issue 20), as store admission hooks plus one
+// background worker. A host gets them with one call before it builds its store,
+// and starts the worker with the store:
+//
+//	var opts store.Options                                       // the host's other options too
+//	rules, err := migrate.InstallProjectRules(&opts, migrate.ProjectRulesOptions{})
+//	s, err := store.New(backend, opts)
+//	stop, err := rules.Start(s)                                  // stop() before s.Close()
+//
+// Every store over a shared backend (several servers on one etcd) installs them;
+// the worker acts only in the store that leads the background work
+// ([store.Store.Leading]). The namespace prefix must be the one of the [Service].
+// The rules, each refusal a Status error naming what it refuses:
+//
+//   - An instance lives only in the namespace of a project: a namespace without the
+//     prefix is 422 (metadata.namespace), one of a missing project 404 naming the
+//     project, and a create in a project being deleted 409. Updates of an instance
+//     being deleted pass whatever its project's state, so that its finalizers can go.
+//   - The label management.service/project is set by the server from the namespace
+//     on every create and update; a client value that disagrees is 422.
+//   - allowedClusters (empty or "*": every cluster) holds on every create and update
+//     of an instance not being deleted (422 at spec.clusterRef.cluster naming the
+//     cluster and the project), and a project update that would exclude the cluster
+//     of one of its instances is 422 at spec.allowedClusters naming one.
+//   - A project name is at most 63 − len(prefix) characters (422 naming the bound),
+//     and its namespace must be a DNS label.
+//   - A project carries the finalizer [FinalizerProjectInstances] (added on create
+//     and on every update while it is not being deleted; the worker adds it to
+//     projects from before the rules). Deleting the project only marks it; the
+//     worker deletes its instances with a plain delete (their finalizers and grace
+//     periods are theirs), reports in status.conditions what is left
+//     ([ConditionInstancesRemaining], [ConditionInstanceFinalizersRemaining], with
+//     the instances and finalizers named) and removes the finalizer once the
+//     namespace is empty, in the same write as the last report. No client can remove
+//     that finalizer while instances remain (422 naming one).
+//
+// The worker watches projects and instances, and looks at every project again when
+// it starts, when its store becomes leader and every ResyncInterval: it keeps no
+// state of its own, so a deletion interrupted by a restart or a crash resumes from
+// what is stored.
+//
+// # Concurrency of the rules
+//
+// The hooks read what a rule depends on through the write's own transaction
+// (store.AdmissionRequest.Tx), so the store runs the write again, hooks included,
+// when that changes before the write commits:
+//
+//   - an instance write reads its project: a project update or deletion that commits
+//     first makes it run again and see the new allowedClusters or the deletion mark;
+//   - a project update that changes allowedClusters (or drops the finalizer) lists
+//     the namespace and reads every instance in it again in its transaction: an
+//     instance update, move or delete that commits first makes it run again;
+//   - a move ([Service.Migrate]) reads the target project in its transaction, and
+//     its write of the moved instance passes the hooks in that same transaction.
+//
+// Deletion is therefore race-free: once a project is marked, no create or move into
+// it commits (each read the project and finds the mark, or its commit fails and it
+// runs again), so the namespace the worker finds empty stays empty. What remains
+// open is one narrow case of allowedClusters: an instance created (or moved in)
+// whose transaction read the project before a narrowing project update committed,
+// and which itself commits after that update listed the namespace but before the
+// update commits. The update did not read the new instance's key (it could not
+// know its name) and the instance did not write the project, so both commit and the
+// instance uses a cluster the project no longer allows. The window is the time
+// between the update's list and its commit (one list plus one transaction on the
+// backend); closing it would need every instance create to write its project,
+// which would turn each create into a write of the project (resourceVersion and
+// watch events of the project changing with every instance). The instance is not
+// refused afterwards: its next update is (422), and a later narrowing sees it.
 //
 // # The move
 //
@@ -77,6 +152,12 @@
 // Records are never removed by this package; a host that wants to expire them
 // deletes them through the store (a later request of the same name then moves again).
 //
+// A record is named [Service.RecordName](target, name), "<target>.<name>", and
+// the response carries the request's own name: a name is scoped by the project the
+// move goes into, so no caller can take a name in a way that blocks, or answers,
+// another project's move. A name clash within one target project is 409
+// AlreadyExists naming only the request's target, never the recorded source.
+//
 // # Authorization
 //
 // A caller is a [Caller]: the user passed to the store's writes, and an [Authorizer]
@@ -89,7 +170,9 @@
 //
 // both as Management requests; the project of a namespace is the namespace without
 // the configured prefix (none when it lacks the prefix). A denial of either is 403
-// Forbidden naming what was denied and why. [ScopeAuthorizer] is the Authorizer of an
+// Forbidden naming what was denied and why, decided before anything is read: it
+// names only what the request named, and is the same whether the instance, the
+// project or a record exists or not. [ScopeAuthorizer] is the Authorizer of an
 // access key's scope, evaluated by package policy (nil scope: the admin key, no
 // restriction); a host with a role model on top of scopes passes an Authorizer of its
 // own (or an [AuthorizerFunc]). A Caller without an Authorizer may do nothing. The
@@ -102,8 +185,12 @@
 //   - Records are kept forever unless the host deletes them.
 //   - Only the instance object moves: the virtual cluster it describes, and any
 //     host-side object labelled with the old project, are not touched.
-//   - A 404 for the source instance comes before the 403, as the design notes order
-//     the checks, so a caller without rights learns whether an instance exists.
+//   - A caller with the rights of the move (create in the target, delete of the
+//     source) learns what such rights show in Kubernetes too: whether the source
+//     exists (404) and whether its name is taken in the target (409).
+//   - The allowedClusters window described under "Concurrency of the rules".
+//   - Project.status is new: a host whose schema refuses it (schema/ until its
+//     project schema has status) gets no conditions, and deletions finish anyway.
 //   - A move larger than the backend commits in one transaction (badger: a share of
 //     its memtable, some 3 MiB of objects by default) fails as a whole with a Status
 //     error and changes nothing; what makes a move large is the instance and the
@@ -113,6 +200,8 @@
 // # Testing
 //
 // Package migrate/migratetest holds the reliability suite of the move (REL-MIG-* and
-// the crash test REL-CRASH-KILL9-MIGRATION), for every store backend, and the
-// helpers this package's tests share.
+// the crash test REL-CRASH-KILL9-MIGRATION), the suite of the project rules
+// (RunProjectRules) and the crash test of a project's deletion
+// (RunKill9ProjectDeletion), for every store backend, and the helpers this
+// package's tests share.
 package migrate

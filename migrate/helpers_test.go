@@ -35,6 +35,7 @@ func runSuite(t *testing.T, newBackend func(t *testing.T) backend.Backend) {
 	all = append(all, checkCases()...)
 	all = append(all, moveCases()...)
 	all = append(all, idempotencyCases()...)
+	all = append(all, authzCases()...)
 	newStore := func(t *testing.T) *store.Store { return migratetest.NewStore(t, newBackend) }
 	for _, c := range all {
 		t.Run(c.name, func(t *testing.T) { c.run(t, newStore) })

@@ -59,7 +59,7 @@ func TestMigrate_AdmissionSeesTheCallerAndSchemasHold(t *testing.T) {
 		"DELETE VirtualClusterInstance p-a/dev by alice",
 		"CREATE VirtualClusterInstance p-b/dev by alice",
 		"UPDATE VirtualClusterInstance p-b/dev/status by alice",
-		"CREATE ProjectMigrateVirtualClusterInstance /mv by alice",
+		"CREATE ProjectMigrateVirtualClusterInstance /b.mv by alice",
 	}, log.ops)
 }
 

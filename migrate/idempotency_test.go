@@ -39,7 +39,7 @@ func testGenerateName(t *testing.T, newStore newStoreFunc) {
 	var recs resource.ProjectMigrateVirtualClusterInstanceList
 	require.NoError(t, e.Store.List(e.Ctx, &recs, store.ListOptions{LabelSelector: resource.LabelProject + "=b"}))
 	require.Len(t, recs.Items, 1)
-	assert.Equal(t, r1.Name, recs.Items[0].Name)
+	assert.Equal(t, e.Service.RecordName("b", r1.Name), recs.Items[0].Name)
 }
 
 func testNoName(t *testing.T, newStore newStoreFunc) {
@@ -47,6 +47,7 @@ func testNoName(t *testing.T, newStore newStoreFunc) {
 	res := e.Migrate("b", migratetest.Request("", "p-a", "dev"))
 	assert.Regexp(t, `^`+migrate.DefaultGenerateName+`[a-z0-9]{5}$`, res.Name)
 	rec := &resource.ProjectMigrateVirtualClusterInstance{}
-	require.NoError(t, e.Store.Get(e.Ctx, "", res.Name, rec, store.GetOptions{}))
+	require.NoError(t, e.Store.Get(e.Ctx, "", e.Service.RecordName("b", res.Name), rec, store.GetOptions{}))
+	rec.Name = res.Name
 	assert.Equal(t, res, rec)
 }

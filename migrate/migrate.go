@@ -2,6 +2,7 @@ package migrate
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"io"
@@ -172,26 +173,38 @@ type RequestOptions struct {
 //     ProjectMigrateVirtualClusterInstance and management.service/v1; a missing or
 //     malformed sourceVirtualClusterInstance.name (DNS subdomain) or .namespace (DNS
 //     label); malformed metadata (name, generateName, labels, ...) or a
-//     resourceVersion set. Causes carry the field paths.
-//  2. 404 NotFound: the target project does not exist (422 when it does but its
-//     namespace would not be a valid namespace name).
-//  3. 404 NotFound: the source instance does not exist.
-//  4. 409 Conflict: the source instance is being deleted.
-//  5. 409 Conflict: the source instance is already in the target project's namespace.
-//  6. 409 AlreadyExists: an instance of that name exists in the target namespace.
-//  7. 403 Forbidden: the caller may not create virtualclusterinstances in the target
-//     namespace, or may not delete the source instance.
-//  8. 422 Invalid: the target project's allowedClusters do not allow the instance's
+//     resourceVersion set. Causes carry the field paths. Nothing is read yet.
+//  2. 403 Forbidden: the caller may not create virtualclusterinstances in the target
+//     namespace, or may not delete the source instance. Nothing is read yet either,
+//     so a caller without the rights gets this answer whether the project, the
+//     instance or a record of that name exists or not (authorization before
+//     existence), and the message names only what the request named.
+//  3. 422 Invalid: metadata.name (or generateName) too long to be recorded under
+//     the target project (see [Service.RecordName]).
+//  4. A recorded request of that name into the target project: its result (a
+//     replay), or 409 AlreadyExists when it recorded another source.
+//  5. 404 NotFound: the target project does not exist (422 when it does but its
+//     namespace would not be a valid namespace name); 409 Conflict: it is being
+//     deleted.
+//  6. 404 NotFound: the source instance does not exist.
+//  7. 409 Conflict: the source instance is being deleted.
+//  8. 409 Conflict: the source instance is already in the target project's namespace.
+//  9. 409 AlreadyExists: an instance of that name exists in the target namespace.
+//  10. 422 Invalid: the target project's allowedClusters do not allow the instance's
 //     spec.clusterRef.cluster (an empty list, or an entry "*", allows every cluster;
 //     an instance with no cluster passes).
 //
+// This is the order of decisions §5 with the authorization moved before the first
+// read, as decisions §1 requires. When the store has the project rules
+// ([InstallProjectRules]), the write of the moved instance passes their hooks too,
+// in the same transaction.
+//
 // A request with metadata.name is idempotent: the request is recorded, in the same
-// transaction as the move, as a ProjectMigrateVirtualClusterInstance of that name,
-// and a request whose name is recorded returns the recorded result without moving
-// anything, whatever has happened to the instance since, once the caller passes the
-// authorization check (step 7, evaluated on the recorded source and target): checks
-// 2 to 6 and 8 do not apply to a replay. A recorded name with another source or
-// target is 409 AlreadyExists. A request with generateName (or with neither name
+// transaction as the move, as a ProjectMigrateVirtualClusterInstance named
+// [Service.RecordName](targetProject, name), and a request whose name is recorded
+// for the target project returns the recorded result (under the request's name)
+// without moving anything, whatever has happened to the instance since: checks 5
+// to 10 do not apply to a replay. A request with generateName (or with neither name
 // nor generateName, which gets [DefaultGenerateName]) is recorded under a fresh name
 // each time. With DryRun every check runs, a recorded name is answered as above,
 // and nothing is stored; the uid in the status of a dry run is not kept anywhere.
@@ -205,6 +218,14 @@ func (svc *Service) Migrate(ctx context.Context, targetProject string, req *reso
 		return nil, resource.NewBadRequest(err.Error()).WithCause(err)
 	}
 	if err := svc.validate(in); err != nil {
+		return nil, err
+	}
+	// Authorization comes before anything is read: a caller without the rights gets
+	// the same answer whether the project, the instance or a record exists or not.
+	if err := svc.authorize(ctx, caller, targetProject, in.SourceVirtualClusterInstance); err != nil {
+		return nil, err
+	}
+	if err := svc.checkRecordName(targetProject, in); err != nil {
 		return nil, err
 	}
 	manager := opts.FieldManager
@@ -230,6 +251,7 @@ func (svc *Service) Migrate(ctx context.Context, targetProject string, req *reso
 	if oc.replay != nil {
 		out := oc.replay
 		out.Kind, out.APIVersion = resource.KindProjectMigrateVirtualClusterInstance, resource.GroupVersion
+		out.Name = svc.requestName(targetProject, out.Name)
 		return out, nil
 	}
 	// The record is filled with the committed result; a copy through JSON makes it
@@ -239,6 +261,7 @@ func (svc *Service) Migrate(ctx context.Context, targetProject string, req *reso
 		return nil, resource.NewInternalError(err)
 	}
 	out.Kind, out.APIVersion = resource.KindProjectMigrateVirtualClusterInstance, resource.GroupVersion
+	out.Name = svc.requestName(targetProject, out.Name)
 	if !opts.DryRun {
 		svc.log.Info("migrated virtual cluster instance",
 			"migration", out.Name,
@@ -262,10 +285,10 @@ func (svc *Service) decide(ctx context.Context, tx *store.Tx, targetProject stri
 	in *resource.ProjectMigrateVirtualClusterInstance, caller Caller, wopts store.WriteOptions, oc *outcome) error {
 	if in.Name != "" {
 		prev := &resource.ProjectMigrateVirtualClusterInstance{}
-		err := tx.Get("", in.Name, prev)
+		err := tx.Get("", svc.RecordName(targetProject, in.Name), prev)
 		switch {
 		case err == nil:
-			if err := svc.checkReplay(ctx, targetProject, in, prev, caller); err != nil {
+			if err := svc.checkReplay(targetProject, in, prev); err != nil {
 				return err
 			}
 			oc.replay = prev
@@ -274,12 +297,74 @@ func (svc *Service) decide(ctx context.Context, tx *store.Tx, targetProject stri
 			return err
 		}
 	}
-	p, err := svc.check(ctx, tx, targetProject, in, caller)
+	p, err := svc.check(tx, targetProject, in)
 	if err != nil {
 		return err
 	}
-	oc.record, err = svc.write(tx, p, in, wopts)
+	recordName := ""
+	if in.Name != "" {
+		recordName = svc.RecordName(targetProject, in.Name)
+	} else if recordName, err = svc.generateRecordName(tx, targetProject, in.GenerateName); err != nil {
+		return err
+	}
+	oc.record, err = svc.write(tx, p, in, recordName, wopts)
 	return err
+}
+
+// RecordName returns the name under which a request named name, to move an instance
+// into targetProject, is recorded: "<targetProject>.<name>". Records are scoped by
+// their target project so that a name used for a move into one project never
+// blocks, or answers, a move into another.
+func (svc *Service) RecordName(targetProject, name string) string { return targetProject + "." + name }
+
+// requestName is the request's name of a record of a move into targetProject.
+func (svc *Service) requestName(targetProject, recordName string) string {
+	return strings.TrimPrefix(recordName, targetProject+".")
+}
+
+// checkRecordName is 422 when the record of the request would have a name longer
+// than a name may be.
+func (svc *Service) checkRecordName(targetProject string, in *resource.ProjectMigrateVirtualClusterInstance) error {
+	const maxName = 253
+	name, field := in.Name, "name"
+	if name == "" {
+		name, field = in.GenerateName+"xxxxx", "generateName"
+		if len(in.GenerateName) > maxGeneratePrefix {
+			name = in.GenerateName[:maxGeneratePrefix] + "xxxxx"
+		}
+	}
+	if max := maxName - len(targetProject) - 1; len(name) > max {
+		fe := resource.TooLong(resource.NewPath("metadata", field), in.Name+in.GenerateName, max)
+		fe.Detail = fmt.Sprintf("must leave room for the target project: a move into project %q is recorded as %q followed by its name, at most %d characters in all",
+			targetProject, targetProject+".", maxName)
+		return resource.NewInvalid(svc.kindMigrate, in.Name+in.GenerateName, resource.ErrorList{fe})
+	}
+	return nil
+}
+
+// maxGeneratePrefix is how much of a generateName a generated name keeps, as the
+// store cuts it.
+const maxGeneratePrefix = 58
+
+// generateRecordName picks a free record name for a request with generateName:
+// the prefix (cut to 58 characters) and 5 random characters, as the store makes
+// names, scoped by the target project.
+func (svc *Service) generateRecordName(tx *store.Tx, targetProject, prefix string) (string, error) {
+	if len(prefix) > maxGeneratePrefix {
+		prefix = prefix[:maxGeneratePrefix]
+	}
+	var name string
+	for attempt := 0; attempt < store.MaxGenerateNameAttempts; attempt++ {
+		name = svc.RecordName(targetProject, prefix+randomSuffix(5))
+		err := tx.Get("", name, &resource.ProjectMigrateVirtualClusterInstance{})
+		if errors.Is(err, resource.ErrNotFound) {
+			return name, nil
+		}
+		if err != nil {
+			return "", err
+		}
+	}
+	return "", resource.NewGenerateNameConflict(svc.kindMigrate, svc.requestName(targetProject, name), 1)
 }
 
 // validate is check 1: the body. It fills the defaults it needs (kind, apiVersion,
@@ -330,20 +415,18 @@ func (svc *Service) validate(in *resource.ProjectMigrateVirtualClusterInstance) 
 	return nil
 }
 
-// checkReplay decides a request whose name is already recorded: the same request
-// (source and target) by a caller with the rights the move needs gets the recorded
-// result; another request under that name is 409 AlreadyExists.
-func (svc *Service) checkReplay(ctx context.Context, targetProject string,
-	in, prev *resource.ProjectMigrateVirtualClusterInstance, caller Caller) error {
+// checkReplay decides a request whose name is already recorded for the target
+// project (the caller passed the authorization of the request): the same source
+// gets the recorded result; another is 409 AlreadyExists. The message names only
+// what the request itself named: the recorded source may be hidden from the caller.
+func (svc *Service) checkReplay(targetProject string, in, prev *resource.ProjectMigrateVirtualClusterInstance) error {
 	if prev.SourceVirtualClusterInstance != in.SourceVirtualClusterInstance || prev.Labels[resource.LabelProject] != targetProject {
 		e := resource.NewAlreadyExists(svc.kindMigrate, in.Name)
-		e.ErrStatus.Message += fmt.Sprintf(": it recorded the move of %s/%s into project %q, not of %s/%s into project %q",
-			prev.SourceVirtualClusterInstance.Namespace, prev.SourceVirtualClusterInstance.Name,
-			prev.Labels[resource.LabelProject], in.SourceVirtualClusterInstance.Namespace,
-			in.SourceVirtualClusterInstance.Name, targetProject)
+		e.ErrStatus.Message = fmt.Sprintf("%s %q already exists: the name records another move into project %q; use another name",
+			svc.kindMigrate.GroupResource(), in.Name, targetProject)
 		return e
 	}
-	return svc.authorize(ctx, caller, targetProject, in.SourceVirtualClusterInstance)
+	return nil
 }
 
 // plan is what the checks found: the move to make.
@@ -353,17 +436,20 @@ type plan struct {
 	src      *resource.VirtualClusterInstance
 }
 
-// check runs checks 2 to 8 in tx; a refusal is its Status error.
-func (svc *Service) check(ctx context.Context, tx *store.Tx, targetProject string,
-	in *resource.ProjectMigrateVirtualClusterInstance, caller Caller) (*plan, error) {
+// check runs the checks that read the store, in tx; a refusal is its Status error.
+func (svc *Service) check(tx *store.Tx, targetProject string, in *resource.ProjectMigrateVirtualClusterInstance) (*plan, error) {
 	srcRef := in.SourceVirtualClusterInstance
 
-	// 2. The target project exists.
+	// The target project exists, and is not being deleted.
 	project, err := svc.targetProject(tx, targetProject, in.Name)
 	if err != nil {
 		return nil, err
 	}
 	targetNS := svc.ProjectNamespace(targetProject)
+	if project.IsTerminating() {
+		return nil, resource.NewConflict(svc.kindProject, targetProject, fmt.Sprintf(
+			"project %q is being deleted: no virtual cluster instance can be moved into it", targetProject))
+	}
 
 	// 3. The source instance exists.
 	src := &resource.VirtualClusterInstance{}
@@ -398,11 +484,7 @@ func (svc *Service) check(ctx context.Context, tx *store.Tx, targetProject strin
 	case !errors.Is(err, resource.ErrNotFound):
 		return nil, err
 	}
-	// 7. The caller may create in the target and delete the source.
-	if err := svc.authorize(ctx, caller, targetProject, srcRef); err != nil {
-		return nil, err
-	}
-	// 8. The target project allows the instance's cluster.
+	// The target project allows the instance's cluster.
 	if err := svc.checkCluster(project, src); err != nil {
 		return nil, err
 	}
@@ -413,7 +495,7 @@ func (svc *Service) check(ctx context.Context, tx *store.Tx, targetProject strin
 // the copy appears in the target namespace with the source's status, and the
 // request is recorded; all at the transaction's one revision. It returns the
 // record, which the store fills in when the transaction commits.
-func (svc *Service) write(tx *store.Tx, p *plan, in *resource.ProjectMigrateVirtualClusterInstance,
+func (svc *Service) write(tx *store.Tx, p *plan, in *resource.ProjectMigrateVirtualClusterInstance, recordName string,
 	wopts store.WriteOptions) (*resource.ProjectMigrateVirtualClusterInstance, error) {
 	src := p.src
 	uid, rv := src.UID, src.ResourceVersion
@@ -447,6 +529,7 @@ func (svc *Service) write(tx *store.Tx, p *plan, in *resource.ProjectMigrateVirt
 			Namespace: p.targetNS, Name: src.Name, UID: created.UID,
 		},
 	}
+	record.Name = recordName
 	record.Labels = cloneMap(record.Labels)
 	record.Labels[resource.LabelProject] = p.project.Name
 	if err := tx.Create(record, store.CreateOptions{WriteOptions: wopts}); err != nil {
@@ -520,24 +603,10 @@ func (svc *Service) authorize(ctx context.Context, caller Caller, targetProject 
 		fmt.Sprintf("%s may not move it into project %q: %s", who, targetProject, strings.Join(denied, "; ")))
 }
 
-// checkCluster is check 8: the project's allowedClusters must allow the instance's
-// cluster.
+// checkCluster is 422 when the target project's allowedClusters do not allow the
+// instance's cluster.
 func (svc *Service) checkCluster(p *resource.Project, inst *resource.VirtualClusterInstance) error {
-	cluster := inst.Spec.ClusterRef.Cluster
-	allowed := p.Spec.AllowedClusters
-	if cluster == "" || len(allowed) == 0 {
-		return nil
-	}
-	names := make([]string, 0, len(allowed))
-	for _, a := range allowed {
-		if a.Name == "*" || a.Name == cluster {
-			return nil
-		}
-		names = append(names, fmt.Sprintf("%q", a.Name))
-	}
-	return resource.NewInvalid(svc.kindInstance, inst.Name, resource.ErrorList{resource.Forbidden(
-		resource.NewPath("spec", "clusterRef", "cluster"),
-		fmt.Sprintf("cluster %q is not allowed in project %q (allowedClusters: %s)", cluster, p.Name, strings.Join(names, ", ")))})
+	return clusterAllowed(svc.kindInstance, p, inst)
 }
 
 // copyForTarget returns the object to create in the target namespace: the source's
@@ -595,4 +664,19 @@ func cloneMap(m map[string]string) map[string]string {
 		out[k] = v
 	}
 	return out
+}
+
+const suffixAlphabet = "bcdfghjklmnpqrstvwxz2456789"
+
+// randomSuffix returns n characters drawn from the store's alphabet of generated
+// names.
+func randomSuffix(n int) string {
+	b := make([]byte, n)
+	if _, err := rand.Read(b); err != nil {
+		panic(fmt.Sprintf("migrate: crypto/rand failed: %v", err)) // never on supported platforms
+	}
+	for i := range b {
+		b[i] = suffixAlphabet[int(b[i])%len(suffixAlphabet)]
+	}
+	return string(b)
 }

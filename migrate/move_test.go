@@ -51,7 +51,9 @@ func testHappyPath(t *testing.T, newStore newStoreFunc) {
 
 	// The record is what the response is.
 	rec := &resource.ProjectMigrateVirtualClusterInstance{}
-	require.NoError(t, e.Store.Get(e.Ctx, "", "mv", rec, store.GetOptions{}))
+	require.NoError(t, e.Store.Get(e.Ctx, "", e.Service.RecordName("b", "mv"), rec, store.GetOptions{}))
+	assert.Equal(t, "b.mv", rec.Name, "recorded under the target project")
+	rec.Name = "mv"
 	assert.Equal(t, res, rec)
 
 	// The instance: same name and spec, metadata kept, project rewritten, new uid.

@@ -189,6 +189,7 @@ func (o *Project) DeepCopyInto(out *Project) {
 	if o.Spec.AllowedClusters != nil {
 		out.Spec.AllowedClusters = append([]AllowedCluster(nil), o.Spec.AllowedClusters...)
 	}
+	out.Status.Conditions = copyConditions(o.Status.Conditions)
 }
 
 // DeepCopyObject returns a deep copy.
@@ -207,13 +208,20 @@ func (o *VirtualClusterInstance) DeepCopyInto(out *VirtualClusterInstance) {
 	o.ObjectMeta.DeepCopyInto(&out.ObjectMeta)
 	out.Spec.Owner = copyPtr(o.Spec.Owner)
 	out.Spec.TemplateRef = copyPtr(o.Spec.TemplateRef)
-	if o.Status.Conditions != nil {
-		out.Status.Conditions = make([]Condition, len(o.Status.Conditions))
-		for i, c := range o.Status.Conditions {
-			c.LastTransitionTime = copyPtr(c.LastTransitionTime)
-			out.Status.Conditions[i] = c
-		}
+	out.Status.Conditions = copyConditions(o.Status.Conditions)
+}
+
+// copyConditions returns a copy of cs that shares no memory with it (nil for nil).
+func copyConditions(cs []Condition) []Condition {
+	if cs == nil {
+		return nil
 	}
+	out := make([]Condition, len(cs))
+	for i, c := range cs {
+		c.LastTransitionTime = copyPtr(c.LastTransitionTime)
+		out[i] = c
+	}
+	return out
 }
 
 // DeepCopyObject returns a deep copy.

@@ -184,6 +184,16 @@ type Project struct {
 	ObjectMeta `json:"metadata"`
 	// Spec is the project's desired state.
 	Spec ProjectSpec `json:"spec,omitzero"`
+	// Status is the project's observed state, written by the server (the progress of
+	// its deletion, for one).
+	Status ProjectStatus `json:"status,omitzero"`
+}
+
+// ProjectStatus is the observed state of a [Project].
+type ProjectStatus struct {
+	// Conditions are the project's observed conditions, such as what its deletion
+	// still waits for.
+	Conditions []Condition `json:"conditions,omitempty"`
 }
 
 // ProjectSpec is the desired state of a [Project].

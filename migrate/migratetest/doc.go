@@ -40,6 +40,15 @@
 // (it outlives every child) and returns its endpoint and a prefix; OpenChild
 // connects to it; Quiet gives the server time to apply what a dead child sent.
 //
+// # The project rules
+//
+// [RunProjectRules] runs the suite of the project rules of package migrate (issue
+// 20), one subtest per rule named after it ("rule 1: …"), races included, on a
+// store with the rules installed and started ([NewRulesEnv]).
+// [RunKill9ProjectDeletion] kills, with SIGKILL, a child host in the middle of a
+// project's deletion and checks that the restarted host finishes it, leaves
+// nothing behind and touches nothing else; it takes the same [Kill9Config].
+//
 // # Helpers
 //
 // [Env] is a store with a migrate.Service and the seed most cases start from

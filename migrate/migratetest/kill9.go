@@ -262,7 +262,8 @@ func (p *kill9Parent) check(round int, log *kill9Log, lastRev int64, description
 	require.NoError(t, err)
 	for _, b := range log.inFlight {
 		rec := &resource.ProjectMigrateVirtualClusterInstance{}
-		committed := s.Get(ctx, "", b.name, rec, store.GetOptions{}) == nil
+		committed := s.Get(ctx, "", svc.RecordName(b.target, b.name), rec, store.GetOptions{}) == nil
+		rec.Name = b.name // a response carries the request's name
 		before, err := s.Backend().Revision(ctx)
 		require.NoError(t, err)
 		res, err := svc.Migrate(ctx, b.target, Request(b.name, b.srcNS, b.inst), Admin(), migrate.RequestOptions{})
@@ -492,7 +493,8 @@ func kill9Child(cfg Kill9Config, state, round string) {
 					if err != nil {
 						fail(3, "migrate", err)
 					}
-					say("ACK %d %s %s %s", m, name, res.Status.UID, res.ResourceVersion)
+					// The ACK names the record: the request's name scoped by its target.
+					say("ACK %d %s %s %s", m, svc.RecordName(target, name), res.Status.UID, res.ResourceVersion)
 				}
 			}
 		}()
