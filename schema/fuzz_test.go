@@ -3,12 +3,12 @@ package schema
 import (
 	"errors"
 	"io"
-	"reflect"
 	"strings"
 	"sync/atomic"
 	"testing"
 
 	"github.com/santhosh-tekuri/jsonschema/v5"
+	"github.com/stretchr/testify/require"
 
 	"github.com/management-service/mgmt/resource"
 )
@@ -38,24 +38,18 @@ func FuzzValidate(f *testing.F) {
 		v := validators[int(k)%len(validators)]
 		err1 := v.ValidateJSON(data)
 		err2 := v.ValidateJSON(data)
-		if (err1 == nil) != (err2 == nil) {
-			t.Fatalf("not deterministic: %v then %v", err1, err2)
-		}
+		require.Equal(t, err1 == nil, err2 == nil, "not deterministic: %v then %v", err1, err2)
 		if err1 == nil {
 			return
 		}
 		st1, st2 := resource.StatusOf(err1), resource.StatusOf(err2)
-		if !reflect.DeepEqual(st1, st2) {
-			t.Fatalf("not deterministic:\n%+v\n%+v", st1, st2)
-		}
+		require.Equal(t, st1, st2, "not deterministic")
 		switch st1.Reason {
 		case resource.ReasonBadRequest:
 		case resource.ReasonInvalid:
-			if st1.Details == nil || len(st1.Details.Causes) == 0 {
-				t.Fatalf("Invalid without causes: %+v", st1)
-			}
+			require.True(t, st1.Details != nil && len(st1.Details.Causes) > 0, "Invalid without causes: %+v", st1)
 		default:
-			t.Fatalf("unexpected reason %q: %v", st1.Reason, err1)
+			require.Failf(t, "unexpected reason", "%q: %v", st1.Reason, err1)
 		}
 	})
 }
@@ -83,21 +77,15 @@ func FuzzRegister(f *testing.F) {
 	f.Fuzz(func(t *testing.T, schema []byte) {
 		reg := NewRegistry()
 		err := reg.Register(gvk, schema)
-		if loads.Load() != 0 {
-			t.Fatal("a loader was called")
-		}
+		require.Zero(t, loads.Load(), "a loader was called")
 		if err != nil {
-			if !errors.Is(err, ErrInvalidSchema) {
-				t.Fatalf("refusal does not match ErrInvalidSchema: %v", err)
-			}
+			require.ErrorIs(t, err, ErrInvalidSchema, "refusal does not match ErrInvalidSchema")
 			return
 		}
 		v, _ := reg.Validator(gvk)
 		for _, doc := range []string{`{}`, `{"a":"2024-01-01T00:00:00Z"}`, `{"metadata":{"name":"x"}}`, `[1,"a",null]`} {
 			e1, e2 := v.ValidateJSON([]byte(doc)), v.ValidateJSON([]byte(doc))
-			if !reflect.DeepEqual(resource.StatusOf(e1), resource.StatusOf(e2)) {
-				t.Fatalf("not deterministic on %s: %v / %v", doc, e1, e2)
-			}
+			require.Equal(t, resource.StatusOf(e1), resource.StatusOf(e2), "not deterministic on %s: %v / %v", doc, e1, e2)
 		}
 	})
 }
