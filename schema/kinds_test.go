@@ -224,7 +224,7 @@ func TestProjectSchema(t *testing.T) {
 			{"an allowed cluster without name", with(t, m, "spec.allowedClusters", []any{map[string]any{}}), "spec.allowedClusters[0].name", "Required value"},
 			{"an unknown owner field", with(t, m, "spec.owner.group", "g"), "spec.owner.group", "unknown field"},
 			{"a numeric displayName", with(t, m, "spec.displayName", 5), "spec.displayName", "must be of type string"},
-			{"a status, which the kind does not have", with(t, m, "status", map[string]any{}), "status", "unknown field"},
+			{"a status field the kind does not have", with(t, m, "status.phase", "Ready"), "status.phase", "unknown field"},
 			{"a namespace", with(t, m, "metadata.namespace", "x"), "metadata.namespace", ""},
 			{"an upper-case name", with(t, m, "metadata.name", "Team"), "metadata.name", ""},
 		})
