@@ -12,7 +12,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/require"
+
 	"github.com/management-service/mgmt/examples/server/internal/app"
+	"github.com/management-service/mgmt/resource"
+	"github.com/management-service/mgmt/store"
 	"github.com/management-service/mgmt/store/backend"
 )
 
@@ -184,10 +188,13 @@ i: &i [*h,*h,*h,*h,*h,*h,*h,*h,*h]
 	})
 
 	t.Run("watch from a compacted resourceVersion", func(t *testing.T) {
-		for i := range 3 {
-			expectStatus(t, ts.serve(req{method: "POST", path: projects, body: project(fmt.Sprintf("compact-%d", i))}), 201, "create")
-		}
+		// More writes than the store's watch cache keeps, so that only the backend
+		// could serve rv 1 (a cache that still holds it serves it, as kube's does).
 		ctx := context.Background()
+		for i := range 1100 {
+			require.NoError(t, ts.Store.Create(ctx, &resource.Project{ObjectMeta: resource.ObjectMeta{
+				Name: fmt.Sprintf("compact-%d", i)}}, store.CreateOptions{}))
+		}
 		rev, err := ts.Store.Backend().Revision(ctx)
 		if err != nil {
 			t.Fatal(err)

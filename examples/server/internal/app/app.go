@@ -163,7 +163,10 @@ type Server struct {
 	// Store is the server's store (for tests).
 	Store *store.Store
 	// Handler is the API handler.
-	Handler *apiserver.Server
+	Handler *httpapi.Server
+	// Issuer issues the server's DirectClusterEndpointTokens (for tests that verify
+	// them as a connected cluster would).
+	Issuer *token.Issuer
 	// Metrics are the server's metrics, served at /metrics.
 	Metrics *metrics.Registry
 	// PprofURL is where the profiler listens, if it does.
@@ -171,6 +174,7 @@ type Server struct {
 
 	httpServer *http.Server
 	pprof      *http.Server
+	stopRules  func()
 	listener   net.Listener
 	backend    backend.Backend
 	serveErr   chan error
@@ -226,16 +230,29 @@ func Start(ctx context.Context, o Options) (_ *Server, err error) {
 	}
 	reg := schema.NewRegistry()
 	srv.Metrics = metrics.New()
-	st, err := store.New(srv.backend, store.Options{
+	// The library's rules: access keys (token), projects and their instances
+	// (migrate), the kinds' schemas.
+	keyAdmission := token.NewAccessKeyAdmission()
+	authz := token.NewAuthorizer(token.AuthorizerOptions{NamespacePrefix: prefix, Scheme: scheme})
+	sopts := store.Options{
 		Observer:        srv.Metrics,
 		Scheme:          scheme,
-		Mutating:        []store.MutatingAdmitter{apiserver.AccessKeyAdmitter()},
-		Validating:      []store.ValidatingAdmitter{schema.NewAdmitter(reg)},
-		OwnerAuthorizer: apiserver.OwnerAuthorizer(scheme, prefix),
+		Mutating:        []store.MutatingAdmitter{keyAdmission},
+		Validating:      []store.ValidatingAdmitter{schema.NewAdmitter(reg), keyAdmission},
+		OwnerAuthorizer: authz,
 		Logger:          log,
 		Elector:         elector,
-	})
+	}
+	rules, err := migrate.InstallProjectRules(&sopts, migrate.ProjectRulesOptions{NamespacePrefix: prefix, Logger: log})
 	if err != nil {
+		return nil, err
+	}
+	st, err := store.New(srv.backend, sopts)
+	if err != nil {
+		return nil, err
+	}
+	if srv.stopRules, err = rules.Start(st); err != nil {
+		_ = st.Close()
 		return nil, err
 	}
 	srv.Store = st
@@ -282,6 +299,7 @@ func Start(ctx context.Context, o Options) (_ *Server, err error) {
 	if err != nil {
 		return nil, err
 	}
+	srv.Issuer = issuer
 	disco, err := token.NewDiscovery(keys, token.DiscoveryOptions{Issuer: srv.URL, AllowHTTP: o.HTTP})
 	if err != nil {
 		return nil, err
@@ -305,9 +323,13 @@ func Start(ctx context.Context, o Options) (_ *Server, err error) {
 		}
 	}
 
+	if _, err := token.AdoptLegacyHashes(ctx, st); err != nil {
+		return nil, fmt.Errorf("moving access keys of an older server over: %w", err)
+	}
 	h, err := apiserver.New(apiserver.Config{
 		Store: st, Schemas: reg, Issuer: issuer, Discovery: disco, Migrator: mig,
-		NamespacePrefix: prefix, BasePath: base,
+		Authenticator: token.NewAuthenticator(st, token.AuthenticatorOptions{}), Authorizer: authz,
+		BasePath:            base,
 		MaxRequestsInFlight: o.MaxRequestsInFlight, MaxMutatingRequestsInFlight: o.MaxMutatingRequestsInFlight,
 		Logger:      log,
 		NonResource: map[string]http.Handler{"/metrics": srv.Metrics},
@@ -321,7 +343,7 @@ func Start(ctx context.Context, o Options) (_ *Server, err error) {
 		return nil, err
 	}
 	srv.Handler = h
-	srv.Metrics.Server(h.Server)
+	srv.Metrics.Server(h)
 	srv.Metrics.Store(st)
 	if o.Pprof != "" {
 		if err := srv.startPprof(o.Pprof, log); err != nil {
@@ -370,14 +392,6 @@ func Start(ctx context.Context, o Options) (_ *Server, err error) {
 		}
 		srv.serveErr <- err
 	}()
-	// Ready once the access key cache has loaded.
-	for deadline := time.Now().Add(10 * time.Second); !h.Ready(); {
-		if time.Now().After(deadline) {
-			_ = srv.Shutdown(context.Background())
-			return nil, errors.New("the access key cache did not load in 10s")
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
 	return srv, nil
 }
 
@@ -410,6 +424,10 @@ func (s *Server) Shutdown(ctx context.Context) error {
 
 func (s *Server) closeStorage() error {
 	var err error
+	if s.stopRules != nil {
+		s.stopRules()
+		s.stopRules = nil
+	}
 	if s.Store != nil {
 		err = s.Store.Close()
 		s.Store = nil
