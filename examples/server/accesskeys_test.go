@@ -177,3 +177,36 @@ func TestHTTPMigrate_authorizationBeforeExistence(t *testing.T) {
 	expectStatus(t, r, http.StatusCreated, "the team's move under the same name, into another project")
 	assert.NotContains(t, string(r.body), "hidden")
 }
+
+// TestHTTPAccessKeys_seededTeamKey checks what the README says the seed's team key
+// may do.
+func TestHTTPAccessKeys_seededTeamKey(t *testing.T) {
+	ts := startServer(t, nil)
+	expectStatus(t, ts.serve(req{method: "POST", path: gv + "/projects", body: project("c")}), http.StatusCreated, "project c")
+	as := bearer(teamKey)
+	for _, c := range []struct {
+		method, path, body string
+		code               int
+	}{
+		{"GET", gv + "/projects/a", "", http.StatusOK},
+		{"GET", gv + "/projects/b", "", http.StatusOK},
+		{"GET", gv + "/namespaces/p-a/virtualclusterinstances/dev", "", http.StatusOK},
+		{"POST", gv + "/namespaces/p-b/virtualclusterinstances", `{"metadata":{"name":"new"},"spec":{"clusterRef":{"cluster":"cluster-1"}}}`, http.StatusCreated},
+		{"PATCH", gv + "/projects/a", `{"spec":{"displayName":"A"}}`, http.StatusOK},
+		{"GET", gv + "/projects/c", "", http.StatusForbidden},
+		{"GET", gv + "/namespaces/p-c/virtualclusterinstances", "", http.StatusForbidden},
+		{"GET", gv + "/accesskeys", "", http.StatusForbidden},
+		{"GET", "/metrics", "", http.StatusForbidden},
+		{"GET", "/openapi/v3", "", http.StatusOK},
+	} {
+		h := as
+		if c.method == "PATCH" {
+			h = merge(as, map[string]string{"Content-Type": "application/merge-patch+json"})
+		}
+		var body []byte
+		if c.body != "" {
+			body = []byte(c.body)
+		}
+		expectStatus(t, ts.serve(req{method: c.method, path: c.path, body: body, headers: h}), c.code, c.method+" "+c.path)
+	}
+}
