@@ -211,6 +211,10 @@ func (f *fixture) resize(_ context.Context, req *httpapi.CreateRequest) (resourc
 	return &WidgetResize{ObjectMeta: resource.ObjectMeta{Name: req.Name, Namespace: req.Namespace}, Size: in.Size}, nil
 }
 
+// client bounds every request, so that a request served when it should not be (a
+// watch) fails the test instead of hanging it.
+var client = &http.Client{Timeout: 20 * time.Second}
+
 type response struct {
 	code   int
 	body   []byte
@@ -236,7 +240,7 @@ func (f *fixture) do(t testing.TB, method, path, token, body string, hdr ...stri
 	for i := 0; i+1 < len(hdr); i += 2 {
 		req.Header.Set(hdr[i], hdr[i+1])
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := client.Do(req)
 	require.NoError(t, err)
 	defer resp.Body.Close()
 	b, err := io.ReadAll(resp.Body)
@@ -311,7 +315,7 @@ func TestRouting(t *testing.T) {
 		{"an unlisted verb (delete of a ticket) is 405", "DELETE", toolsGV + "/tickets/t1", "", notAllowed},
 		{"an unlisted verb (update of a ticket) is 405", "PUT", toolsGV + "/tickets/t1", `{"metadata":{"name":"t1"}}`, notAllowed},
 		{"an unlisted verb (patch of a ticket) is 405", "PATCH", toolsGV + "/tickets/t1", `{}`, notAllowed},
-		{"an unlisted verb (watch of tickets) is 405", "GET", toolsGV + "/tickets?watch=1", "", notAllowed},
+		{"an unlisted verb (watch of tickets) is 405", "GET", toolsGV + "/tickets?watch=1&timeoutSeconds=1", "", notAllowed},
 		{"an unlisted verb (deletecollection of tickets) is 405", "DELETE", toolsGV + "/tickets", "", notAllowed},
 		{"a listed verb (list of tickets) is served", "GET", toolsGV + "/tickets", "", ok},
 		{"PUT on a collection is 405", "PUT", widgetsNS, widgetBody("default", "w1", 1), notAllowed},
@@ -705,7 +709,7 @@ func TestAuthenticator(t *testing.T) {
 			for _, h := range c.headers {
 				req.Header.Add("Authorization", h)
 			}
-			resp, err := http.DefaultClient.Do(req)
+			resp, err := client.Do(req)
 			require.NoError(t, err)
 			b, _ := io.ReadAll(resp.Body)
 			resp.Body.Close()
