@@ -71,6 +71,11 @@ type Compare struct {
 	Key string
 	// ModRevision the key must have now; 0 for "absent".
 	ModRevision int64
+	// Prefix makes Key a prefix: the compare holds when no key under it that exists
+	// now has a ModRevision above ModRevision, that is, nothing under the prefix was
+	// created or changed after ModRevision. (A key deleted since is not seen.) It
+	// guards a read of a range, as the other form guards a read of a key.
+	Prefix bool
 }
 
 // Op is one write of a [Txn].

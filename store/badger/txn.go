@@ -308,7 +308,7 @@ func (b *Backend) apply(wtx *dgbadger.Txn, r *txnReq, rev *int64, pubs *[]revEve
 			return 0, err
 		}
 		return v.modRev, nil
-	})
+	}, func(prefix string) (int64, error) { return maxModRevUnder(wtx, prefix) })
 	if err != nil {
 		return 0, err
 	}
@@ -439,6 +439,29 @@ func getCurrent(txn *dgbadger.Txn, key string) (*version, error) {
 		return nil, err
 	}
 	return &v, nil
+}
+
+// maxModRevUnder returns the greatest ModRevision of the current keys under prefix,
+// as txn sees them (its own pending writes included), 0 when there are none.
+func maxModRevUnder(txn *dgbadger.Txn, prefix string) (int64, error) {
+	opts := dgbadger.DefaultIteratorOptions
+	opts.Prefix = currentKey(prefix)
+	it := txn.NewIterator(opts)
+	defer it.Close()
+	var top int64
+	for it.Rewind(); it.Valid(); it.Next() {
+		var v version
+		err := it.Item().Value(func(val []byte) error {
+			var err error
+			v, err = decodeCurrent(val)
+			return err
+		})
+		if err != nil {
+			return 0, err
+		}
+		top = max(top, v.modRev)
+	}
+	return top, nil
 }
 
 // loadCurrent returns the current version of key with its value (a copy), nil when

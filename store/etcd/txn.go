@@ -35,6 +35,14 @@ func (b *Backend) Txn(ctx context.Context, t backend.Txn) (backend.TxnResult, er
 		if c.ModRevision > 0 {
 			rev = c.ModRevision + b.base
 		}
+		if c.Prefix {
+			// Every key under the prefix last written at or before the revision (an
+			// empty range holds: etcd compares it as one key of revision 0).
+			cmps[i] = clientv3.Compare(clientv3.ModRevision(k).WithPrefix(), "<", c.ModRevision+b.base+1)
+			reads[i] = clientv3.OpGet(k, clientv3.WithPrefix(), clientv3.WithKeysOnly(), clientv3.WithLimit(1),
+				clientv3.WithSort(clientv3.SortByModRevision, clientv3.SortDescend))
+			continue
+		}
 		cmps[i] = clientv3.Compare(clientv3.ModRevision(k), "=", rev)
 		reads[i] = clientv3.OpGet(k, clientv3.WithKeysOnly())
 	}
@@ -59,7 +67,7 @@ func (b *Backend) Txn(ctx context.Context, t backend.Txn) (backend.TxnResult, er
 			if kvs := resp.Responses[i].GetResponseRange().GetKvs(); len(kvs) > 0 {
 				rev = kvs[0].ModRevision - b.base
 			}
-			if rev != c.ModRevision {
+			if (c.Prefix && rev > c.ModRevision) || (!c.Prefix && rev != c.ModRevision) {
 				res.FailedCompare = i
 				break
 			}

@@ -1,6 +1,7 @@
 package memdb
 
 import (
+	"strings"
 	"context"
 
 	"github.com/management-service/mgmt/store/backend"
@@ -38,6 +39,20 @@ func (b *Backend) Txn(ctx context.Context, t backend.Txn) (backend.TxnResult, er
 			return 0, err
 		}
 		return prev.(*row).modRev, nil
+	}, func(prefix string) (int64, error) {
+		it, err := tx.LowerBound(kvTable, "id", prefix)
+		if err != nil {
+			return 0, err
+		}
+		var top int64
+		for o := it.Next(); o != nil; o = it.Next() {
+			r := o.(*row)
+			if !strings.HasPrefix(r.key, prefix) {
+				break
+			}
+			top = max(top, r.modRev)
+		}
+		return top, nil
 	})
 	if err != nil {
 		return backend.TxnResult{}, errInternal(err)

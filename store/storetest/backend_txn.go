@@ -20,7 +20,41 @@ func backendTxnCases() []backendCase {
 		{"TxnThatChangesNothingCreatesNoRevision", testBackendNoopTxn},
 		{"NilValueStoresEmptyValue", testBackendNilValue},
 		{"InvalidArgumentsAreRejected", testBackendInvalidArguments},
+		{"PrefixCompareGuardsARange", testBackendPrefixCompare},
 	}
+}
+
+// testBackendPrefixCompare checks the prefix form of Compare: it holds while nothing
+// under the prefix was created or changed after its revision, and fails once
+// something was, also when the transaction's own compare on a key holds.
+func testBackendPrefixCompare(t *testing.T, b backend.Backend) {
+	put := func(k, v string) backend.Op { return backend.Op{Key: k, Value: []byte(v)} }
+	guard := func(prefix string, rev int64) backend.Compare {
+		return backend.Compare{Key: prefix, ModRevision: rev, Prefix: true}
+	}
+	res := bkTxn(t, b, backend.Txn{Compares: []backend.Compare{guard("/ns/a/", 0)}, Ops: []backend.Op{put("/other", "1")}})
+	require.True(t, res.Succeeded, "an empty range holds at revision 0")
+	r1 := bkTxn(t, b, backend.Txn{Ops: []backend.Op{put("/ns/a/x", "1"), put("/ns/b/x", "1")}}).Revision
+
+	res = bkTxn(t, b, backend.Txn{Compares: []backend.Compare{guard("/ns/a/", r1)}, Ops: []backend.Op{put("/marker", "1")}})
+	require.True(t, res.Succeeded, "nothing under the prefix after r1")
+	res = bkTxn(t, b, backend.Txn{Compares: []backend.Compare{guard("/ns/a/", r1-1)}, Ops: []backend.Op{put("/marker", "2")}})
+	require.False(t, res.Succeeded, "/ns/a/x was written at r1")
+	assert.Equal(t, 0, res.FailedCompare)
+
+	at := bkRevision(t, b)
+	r2 := bkTxn(t, b, backend.Txn{Ops: []backend.Op{put("/ns/b/y", "1")}}).Revision
+	res = bkTxn(t, b, backend.Txn{Compares: []backend.Compare{guard("/ns/a/", at)}, Ops: []backend.Op{put("/marker", "3")}})
+	require.True(t, res.Succeeded, "a write under another prefix (r%d) does not count", r2)
+
+	bkTxn(t, b, backend.Txn{Ops: []backend.Op{put("/ns/a/new", "1")}})
+	mk := bkGet(t, b, "/marker", 0)
+	res = bkTxn(t, b, backend.Txn{
+		Compares: []backend.Compare{{Key: "/marker", ModRevision: mk.ModRevision}, guard("/ns/a/", at)},
+		Ops:      []backend.Op{put("/marker", "4")}})
+	require.False(t, res.Succeeded, "a key created under the prefix after the guard's revision")
+	assert.Equal(t, 1, res.FailedCompare)
+	assert.Equal(t, "3", string(bkGet(t, b, "/marker", 0).Value), "a failed guard writes nothing")
 }
 
 func testBackendRevisionStartsAtZero(t *testing.T, b backend.Backend) {

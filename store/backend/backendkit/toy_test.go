@@ -164,6 +164,14 @@ func (b *toy) Txn(ctx context.Context, t backend.Txn) (backend.TxnResult, error)
 			return 0, nil
 		}
 		return kv.ModRevision, nil
+	}, func(prefix string) (int64, error) {
+		var top int64
+		for k := range b.keys {
+			if kv, ok := b.at(k, cur); ok && strings.HasPrefix(k, prefix) {
+				top = max(top, kv.ModRevision)
+			}
+		}
+		return top, nil
 	})
 	if failed >= 0 {
 		return backend.TxnResult{Revision: cur, FailedCompare: failed}, nil

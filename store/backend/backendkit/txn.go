@@ -52,11 +52,26 @@ func ValidateTxn(t backend.Txn, maxKey int) error {
 
 // FailedCompare evaluates compares in order: a [backend.Compare] holds when modRev,
 // the ModRevision of its key in the state the backend reads (0 when the key does not
-// exist), equals its ModRevision. It returns the index of the first one that does
-// not hold, -1 when all hold, and stops at the first error of modRev, which it
-// returns with -1.
-func FailedCompare(compares []backend.Compare, modRev func(key string) (int64, error)) (int, error) {
+// exist), equals its ModRevision; a prefix compare holds when maxUnder, the greatest
+// ModRevision of the keys under its prefix in that state (0 when there are none), is
+// at most its ModRevision. It returns the index of the first one that does not hold,
+// -1 when all hold, and stops at the first error, which it returns with -1. A prefix
+// compare with a nil maxUnder is an error wrapping backend.ErrInvalidArgument.
+func FailedCompare(compares []backend.Compare, modRev, maxUnder func(key string) (int64, error)) (int, error) {
 	for i, c := range compares {
+		if c.Prefix {
+			if maxUnder == nil {
+				return -1, fmt.Errorf("%w: compare %d is a prefix compare, which this backend does not support", backend.ErrInvalidArgument, i)
+			}
+			rev, err := maxUnder(c.Key)
+			if err != nil {
+				return -1, err
+			}
+			if rev > c.ModRevision {
+				return i, nil
+			}
+			continue
+		}
 		rev, err := modRev(c.Key)
 		if err != nil {
 			return -1, err

@@ -147,7 +147,7 @@ func TestFailedCompareFindsTheFirstThatDoesNotHold(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := backendkit.FailedCompare(tt.compares, modRev)
+			got, err := backendkit.FailedCompare(tt.compares, modRev, nil)
 			require.NoError(t, err)
 			assert.Equal(t, tt.want, got)
 		})
@@ -164,13 +164,13 @@ func TestFailedCompareStopsAtTheFirstFailureOrError(t *testing.T) {
 		}
 		return 1, nil
 	}
-	got, err := backendkit.FailedCompare([]backend.Compare{{Key: "a", ModRevision: 1}, {Key: "bad", ModRevision: 1}, {Key: "c", ModRevision: 1}}, modRev)
+	got, err := backendkit.FailedCompare([]backend.Compare{{Key: "a", ModRevision: 1}, {Key: "bad", ModRevision: 1}, {Key: "c", ModRevision: 1}}, modRev, nil)
 	assert.Same(t, boom, err)
 	assert.Equal(t, -1, got)
 	assert.Equal(t, []string{"a", "bad"}, asked)
 
 	asked = nil
-	got, err = backendkit.FailedCompare([]backend.Compare{{Key: "a", ModRevision: 2}, {Key: "bad", ModRevision: 1}}, modRev)
+	got, err = backendkit.FailedCompare([]backend.Compare{{Key: "a", ModRevision: 2}, {Key: "bad", ModRevision: 1}}, modRev, nil)
 	require.NoError(t, err)
 	assert.Equal(t, 0, got)
 	assert.Equal(t, []string{"a"}, asked, "nothing is looked up after the first compare that fails")
