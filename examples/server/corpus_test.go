@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/management-service/mgmt/examples/server/internal/app"
@@ -248,38 +249,51 @@ i: &i [*h,*h,*h,*h,*h,*h,*h,*h,*h]
 // ends, and checks that the next mutating request is 429 with Retry-After.
 func TestTooManyRequests(t *testing.T) {
 	ts := startServer(t, func(o *app.Options) { o.MaxMutatingRequestsInFlight = 1 })
-	pr, pw := io.Pipe()
-	defer pw.Close()
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		hr, _ := http.NewRequest("POST", ts.URL+gv+"/projects", pr)
-		hr.Header.Set("Authorization", "Bearer "+adminKey)
-		hr.Header.Set("Content-Type", "application/json")
-		if resp, err := ts.client.Do(hr); err == nil {
-			io.Copy(io.Discard, resp.Body)
-			resp.Body.Close()
-		}
-	}()
-	_, _ = pw.Write([]byte(`{"metadata":`)) // the slow request is in
-	deadline := time.Now().Add(5 * time.Second)
+	// A slow request holds the one mutating slot: its body arrives only at the end.
+	var pw *io.PipeWriter
+	var done chan struct{}
+	deadline := time.Now().Add(30 * time.Second)
 	for {
-		r := ts.do(t, req{method: "POST", path: gv + "/projects", body: project("second")})
-		if r.code == 429 {
-			expectStatus(t, r, 429, "second request")
-			if r.header.Get("Retry-After") == "" {
-				t.Error("429 without Retry-After")
+		pr, w := io.Pipe()
+		pw, done = w, make(chan struct{})
+		go func() {
+			defer close(done)
+			hr, _ := http.NewRequest("POST", ts.URL+gv+"/projects", pr)
+			hr.Header.Set("Authorization", "Bearer "+adminKey)
+			hr.Header.Set("Content-Type", "application/json")
+			if resp, err := ts.client.Do(hr); err == nil {
+				io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
 			}
-			break
+		}()
+		_, _ = pw.Write([]byte(`{"metadata":`))
+		held := false
+		for !held && time.Now().Before(deadline) {
+			_, mutating, _ := ts.Handler.InFlight()
+			held = mutating == 1
+			select {
+			case <-done: // answered (it met a slot taken by someone else): try again
+				held = false
+			default:
+			}
+			if !held {
+				time.Sleep(5 * time.Millisecond)
+			}
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no 429 while the slot is held: %d %s", r.code, r.body)
+		require.True(t, held, "the slow request never held the slot")
+		select {
+		case <-done:
+			continue
+		default:
 		}
-		time.Sleep(20 * time.Millisecond)
+		break
 	}
+	r := ts.do(t, req{method: "POST", path: gv + "/projects", body: project("second")})
+	expectStatus(t, r, 429, "a second write while the slot is held")
+	assert.NotEmpty(t, r.header.Get("Retry-After"), "429 with Retry-After")
 	// Reads have their own bound.
 	expectStatus(t, ts.do(t, req{method: "GET", path: gv + "/projects"}), 200, "read while writes are full")
-	pw.Write([]byte(`{"name":"slow"}}`))
+	_, _ = pw.Write([]byte(`{"name":"slow"}}`))
 	pw.Close()
 	<-done
 }
