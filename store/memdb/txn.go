@@ -1,8 +1,8 @@
 package memdb
 
 import (
-	"strings"
 	"context"
+	"strings"
 
 	"github.com/management-service/mgmt/store/backend"
 	"github.com/management-service/mgmt/store/backend/backendkit"
