@@ -3,6 +3,7 @@ package schema
 import (
 	"encoding/json"
 	"fmt"
+	"math/big"
 	"net/url"
 	"regexp"
 	"sort"
@@ -106,7 +107,7 @@ func (b *causeBuilder) leaf(e *jsonschema.ValidationError) {
 	doc := b.docs[docURL]
 	node, _ := lookup(doc, frag)
 	kw, holderToks := "", frag
-	falseSchema := e.Message == "not allowed" && node == false
+	falseSchema := node == false && endsAtSubschema(frag)
 	if falseSchema && len(steps) > 0 && steps[len(steps)-1] == stepKey {
 		steps[len(steps)-1] = stepField // a property no schema allows: an unknown field
 	}
@@ -240,11 +241,10 @@ func (b *causeBuilder) leaf(e *jsonschema.ValidationError) {
 		b.add(&resource.FieldError{Type: resource.CauseFieldValueTooMany, Field: path.String(),
 			BadValue: len(obj), Detail: detail(msg)})
 	case "uniqueItems":
-		var i, j int
-		if _, err := fmt.Sscanf(e.Message, "items at index %d and %d are equal", &i, &j); err == nil {
-			list, _ := value.([]any)
+		list, _ := value.([]any)
+		if j := firstDuplicate(list); j >= 0 {
 			var dup any
-			if j >= 0 && j < len(list) && hm["writeOnly"] != true {
+			if hm["writeOnly"] != true {
 				dup = showValue(list[j])
 			}
 			b.add(&resource.FieldError{Type: resource.CauseFieldValueDuplicate, Field: path.Index(j).String(), BadValue: dup})
@@ -346,6 +346,84 @@ func stepKinds(toks []string) []stepKind {
 		}
 	}
 	return steps
+}
+
+// endsAtSubschema reports whether the JSON-pointer tokens frag, read from the root of
+// a schema document, lead to a subschema rather than into the value of a keyword: a
+// false found there is the boolean schema false, which jsonschema/v5 reports at its
+// own location, with no keyword after it. "additionalProperties": false is the
+// exception: v5 keeps it as a keyword of the schema that holds it, and reports the
+// properties it refuses at that schema's instance.
+func endsAtSubschema(frag []string) bool {
+	keyword := ""
+	for i := 0; i < len(frag); i++ {
+		tok := frag[i]
+		switch {
+		case schemaMapKeywords[tok] || schemaListKeywords[tok]:
+			i++ // the name or index of one subschema
+			if i == len(frag) {
+				return false // the map or list itself
+			}
+			keyword = ""
+		case schemaKeywords[tok]:
+			keyword = tok
+		default:
+			return false // a keyword's value, or inside it
+		}
+	}
+	return keyword != "additionalProperties"
+}
+
+// firstDuplicate returns the index of the first item of list equal, as JSON values, to
+// an earlier one (numbers compare by value: 1 and 1.0 are equal), or -1. It is the
+// item jsonschema/v5's uniqueItems reports.
+func firstDuplicate(list []any) int {
+	seen := make(map[string]bool, len(list))
+	var key []byte
+	for i, item := range list {
+		key = canonicalJSON(key[:0], item)
+		if seen[string(key)] {
+			return i
+		}
+		seen[string(key)] = true
+	}
+	return -1
+}
+
+// canonicalJSON appends to dst an encoding of v that is the same for JSON values
+// jsonschema/v5 finds equal, and differs otherwise: object members sorted by name,
+// numbers as exact fractions.
+func canonicalJSON(dst []byte, v any) []byte {
+	switch t := v.(type) {
+	case map[string]any:
+		names := make([]string, 0, len(t))
+		for name := range t {
+			names = append(names, name)
+		}
+		sort.Strings(names)
+		dst = append(dst, '{')
+		for _, name := range names {
+			dst = strconv.AppendQuote(dst, name)
+			dst = canonicalJSON(append(dst, ':'), t[name])
+			dst = append(dst, ',')
+		}
+		return append(dst, '}')
+	case []any:
+		dst = append(dst, '[')
+		for _, item := range t {
+			dst = append(canonicalJSON(dst, item), ',')
+		}
+		return append(dst, ']')
+	case string:
+		return strconv.AppendQuote(dst, t)
+	case json.Number:
+		if r, ok := new(big.Rat).SetString(string(t)); ok {
+			return append(append(dst, '#'), r.RatString()...)
+		}
+		return append(append(dst, '#'), t...)
+	default: // bool, nil
+		return fmt.Append(dst, t)
+	}
 }
 
 // ruleDescription returns the description of the innermost "then"/"else" schema the

@@ -28,7 +28,8 @@ const keywordSchema = `{
     "nothing": false,
     "closed2": {"type": "object", "additionalProperties": {"not": {}}},
     "has": {"type": "array", "contains": {"const": 1}},
-    "uuid": {"type": "string", "format": "uuid"}
+    "uuid": {"type": "string", "format": "uuid"},
+    "off": {"const": false}
   }
 }`
 
@@ -45,6 +46,8 @@ func TestCausesOfEveryKeyword(t *testing.T) {
 		msg    string
 	}{
 		{"uniqueItems names the repeated item", `{"list":[1,2,1]}`, "list[2]", resource.CauseFieldValueDuplicate, "Duplicate value: 1"},
+		{"uniqueItems compares numbers by value", `{"list":[1,2,1.0]}`, "list[2]", resource.CauseFieldValueDuplicate, "Duplicate value: 1.0"},
+		{"uniqueItems on a long list", `{"list":[0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,23,24,3.0]}`, "list[25]", resource.CauseFieldValueDuplicate, "Duplicate value: 3.0"},
 		{"minItems on an empty list is Required", `{"list":[]}`, "list", resource.CauseFieldValueRequired, "Required value: must have at least 1 items"},
 		{"maxItems is TooMany", `{"list":[1,2,3,4]}`, "list", resource.CauseFieldValueTooMany, "Too many: 4: must have at most 3 items"},
 		{"items false after prefixItems", `{"tuple":["a","b"]}`, "tuple[1]", resource.CauseFieldValueForbidden, "Forbidden: must not be set"},
@@ -63,6 +66,7 @@ func TestCausesOfEveryKeyword(t *testing.T) {
 		{"multipleOf", `{"num":0.3}`, "num", resource.CauseFieldValueInvalid, "Invalid value: 0.3: must be a multiple of 0.25"},
 		{"minLength", `{"short":"ab"}`, "short", resource.CauseFieldValueInvalid, `Invalid value: "ab": must have at least 3 characters`},
 		{"unevaluatedProperties false", `{"closed":{"a":1,"b":2}}`, "closed.b", resource.CauseFieldValueForbidden, "Forbidden: unknown field"},
+		{"const false is a keyword, not a false schema", `{"off":true}`, "off", resource.CauseFieldValueInvalid, "Invalid value: true: must be false"},
 		{"a false schema", `{"nothing":1}`, "nothing", resource.CauseFieldValueForbidden, "Forbidden: must not be set"},
 		{"additionalProperties with a schema names the entry", `{"closed2":{"a":1}}`, "closed2[a]", resource.CauseFieldValueInvalid, "Invalid value: 1: is not allowed by the schema"},
 		{"contains", `{"has":[2,3]}`, "has", resource.CauseFieldValueInvalid, "at least 1 items must match"},
