@@ -73,25 +73,16 @@
 //   - an instance write reads its project: a project update or deletion that commits
 //     first makes it run again and see the new allowedClusters or the deletion mark;
 //   - a project update that changes allowedClusters (or drops the finalizer) lists
-//     the namespace and reads every instance in it again in its transaction: an
-//     instance update, move or delete that commits first makes it run again;
+//     the namespace in its transaction (store.Tx.List): an instance created,
+//     updated or moved in that commits first makes it run again;
 //   - a move ([Service.Migrate]) reads the target project in its transaction, and
 //     its write of the moved instance passes the hooks in that same transaction.
 //
-// Deletion is therefore race-free: once a project is marked, no create or move into
-// it commits (each read the project and finds the mark, or its commit fails and it
-// runs again), so the namespace the worker finds empty stays empty. What remains
-// open is one narrow case of allowedClusters: an instance created (or moved in)
-// whose transaction read the project before a narrowing project update committed,
-// and which itself commits after that update listed the namespace but before the
-// update commits. The update did not read the new instance's key (it could not
-// know its name) and the instance did not write the project, so both commit and the
-// instance uses a cluster the project no longer allows. The window is the time
-// between the update's list and its commit (one list plus one transaction on the
-// backend); closing it would need every instance create to write its project,
-// which would turn each create into a write of the project (resourceVersion and
-// watch events of the project changing with every instance). The instance is not
-// refused afterwards: its next update is (422), and a later narrowing sees it.
+// So the rules are race-free: once a project is marked, no create or move into it
+// commits (each read the project and finds the mark, or its commit fails and it runs
+// again), so the namespace the worker finds empty stays empty; and a project update
+// that narrows allowedClusters and an instance write that uses a cluster it excludes
+// never both commit.
 //
 // # The move
 //
@@ -188,9 +179,8 @@
 //   - A caller with the rights of the move (create in the target, delete of the
 //     source) learns what such rights show in Kubernetes too: whether the source
 //     exists (404) and whether its name is taken in the target (409).
-//   - The allowedClusters window described under "Concurrency of the rules".
-//   - Project.status is new: a host whose schema refuses it (schema/ until its
-//     project schema has status) gets no conditions, and deletions finish anyway.
+//   - Project.status is new: a host whose schema refuses it gets no conditions, and
+//     deletions finish anyway.
 //   - A move larger than the backend commits in one transaction (badger: a share of
 //     its memtable, some 3 MiB of objects by default) fails as a whole with a Status
 //     error and changes nothing; what makes a move large is the instance and the

@@ -316,26 +316,16 @@ func (r *ProjectRules) validateProjectName(k *resource.KindInfo, name string) er
 	return nil
 }
 
-// instancesOf lists the instances of project and reads each again in tx, so that a
-// change of any of them before tx commits runs the write again.
-func (r *ProjectRules) instancesOf(ctx context.Context, tx *store.Tx, project string) ([]*resource.VirtualClusterInstance, error) {
-	s, err := r.store()
-	if err != nil {
-		return nil, err
-	}
+// instancesOf lists the instances of project in tx, so that an instance created or
+// changed in the project's namespace before tx commits runs the write again.
+func (r *ProjectRules) instancesOf(_ context.Context, tx *store.Tx, project string) ([]*resource.VirtualClusterInstance, error) {
 	list := &resource.VirtualClusterInstanceList{}
-	if err := s.List(ctx, list, store.ListOptions{Namespace: r.ProjectNamespace(project)}); err != nil {
+	if err := tx.List(list, store.ListOptions{Namespace: r.ProjectNamespace(project)}); err != nil {
 		return nil, err
 	}
-	out := make([]*resource.VirtualClusterInstance, 0, len(list.Items))
+	out := make([]*resource.VirtualClusterInstance, len(list.Items))
 	for i := range list.Items {
-		cur := &resource.VirtualClusterInstance{}
-		switch err := tx.Get(list.Items[i].Namespace, list.Items[i].Name, cur); {
-		case err == nil:
-			out = append(out, cur)
-		case !errors.Is(err, resource.ErrNotFound):
-			return nil, err
-		}
+		out[i] = &list.Items[i]
 	}
 	return out, nil
 }

@@ -34,6 +34,8 @@ type Tx struct {
 	done  []func(rev int64) error
 	// removed lists the objects the transaction removes, for the garbage collector.
 	removed []removedObject
+	// guards are the ranges the transaction listed (Tx.List).
+	guards []rangeGuard
 	// assumed says a key was taken to be absent without reading it (see createRun):
 	// when the commit fails, the transaction runs again, reading it.
 	assumed bool
@@ -240,12 +242,7 @@ func (tx *Tx) del(key string) { tx.put(key, nil) }
 func (tx *Tx) onCommit(fn func(rev int64) error) { tx.done = append(tx.done, fn) }
 
 func (tx *Tx) commit() (int64, error) {
-	t := backend.Txn{Compares: tx.cmpBuf[:0], Ops: tx.opBuf[:0]}
-	for i, e := range tx.vals {
-		if e.read {
-			t.Compares = append(t.Compares, backend.Compare{Key: tx.keys[i], ModRevision: e.readRev})
-		}
-	}
+	t := backend.Txn{Compares: tx.readCompares(tx.cmpBuf[:0]), Ops: tx.opBuf[:0]}
 	for _, key := range tx.order {
 		e, _ := tx.entry(key)
 		if e.value == nil {
@@ -315,16 +312,26 @@ func (tx *Tx) commit() (int64, error) {
 	return rev, nil
 }
 
+// readCompares appends to dst the compares that make the commit depend on what the
+// transaction read: each key at the revision it was read, each listed range (Tx.List)
+// unchanged since it was listed.
+func (tx *Tx) readCompares(dst []backend.Compare) []backend.Compare {
+	for i, e := range tx.vals {
+		if e.read {
+			dst = append(dst, backend.Compare{Key: tx.keys[i], ModRevision: e.readRev})
+		}
+	}
+	for _, g := range tx.guards {
+		dst = append(dst, backend.Compare{Key: g.prefix, ModRevision: g.rev, Prefix: true})
+	}
+	return dst
+}
+
 // readsHold reports whether every key the transaction read still has the revision
 // it was read at (trivially so for a single read).
 func (tx *Tx) readsHold() (bool, error) {
-	var t backend.Txn
-	for i, e := range tx.vals {
-		if e.read {
-			t.Compares = append(t.Compares, backend.Compare{Key: tx.keys[i], ModRevision: e.readRev})
-		}
-	}
-	if len(t.Compares) < 2 {
+	t := backend.Txn{Compares: tx.readCompares(nil)}
+	if len(t.Compares) < 2 && len(tx.guards) == 0 {
 		return true, nil
 	}
 	res, err := tx.s.b.Txn(tx.ctx, t)
