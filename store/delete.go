@@ -34,66 +34,92 @@ func (s *Store) Delete(ctx context.Context, obj resource.Object, opts DeleteOpti
 	return removed, err
 }
 
-// Delete deletes an object in the transaction; see [Store.Delete].
+// Delete deletes an object in the transaction; see [Store.Delete]. Its steps: read
+// the object and check the preconditions, the validating hooks, then remove it or mark
+// it for deletion.
 func (tx *Tx) Delete(obj resource.Object, opts DeleteOptions) (removed bool, err error) {
-	s := tx.s
-	k, err := s.kindOf(obj)
+	d, err := tx.readForDelete(obj, opts)
 	if err != nil {
 		return false, err
 	}
-	in := obj.GetObjectMeta()
-	namespace, name := normalizeNamespace(k, in.Namespace), in.Name
-	if err := checkKeyNames(k, namespace, name); err != nil {
-		return false, err
-	}
-	switch opts.PropagationPolicy {
-	case "", DeletePropagationBackground, DeletePropagationForeground, DeletePropagationOrphan:
-	default:
-		return false, resource.NewInvalid(k, name, resource.ErrorList{resource.NotSupported(
-			resource.NewPath("propagationPolicy"), opts.PropagationPolicy,
-			[]string{DeletePropagationForeground, DeletePropagationBackground, DeletePropagationOrphan})})
-	}
-	if err := checkMove(k, namespace, name, opts); err != nil {
-		return false, err
-	}
-	key := objectKey(k, namespace, name)
-	e, err := tx.get(key)
-	if err != nil {
-		return false, err
-	}
-	if e.value == nil {
-		return false, resource.NewNotFound(k, name)
-	}
-	cur, err := s.decode(k, key, e.rev, e.value, e.rev)
-	if err != nil {
-		return false, err
-	}
-	meta := cur.GetObjectMeta()
-	if p := opts.Preconditions.UID; p != nil && *p != meta.UID {
-		return false, resource.NewConflict(k, name, fmt.Sprintf(
-			"Precondition failed: UID in precondition: %s, UID in object meta: %s; the object might have been deleted and then recreated",
-			*p, meta.UID))
-	}
-	if p := opts.Preconditions.ResourceVersion; p != nil && *p != meta.ResourceVersion {
-		return false, resource.NewConflict(k, name, fmt.Sprintf(
-			"Precondition failed: ResourceVersion in precondition: %s, ResourceVersion in object meta: %s",
-			*p, meta.ResourceVersion))
-	}
-	req := &AdmissionRequest{Operation: OperationDelete, Kind: k, OldObject: cur, User: opts.User, DryRun: tx.dryRun, Tx: tx}
-	for _, v := range s.opts.Validating {
+	req := &AdmissionRequest{Operation: OperationDelete, Kind: d.k, OldObject: d.cur, User: opts.User, DryRun: tx.dryRun, Tx: tx}
+	for _, v := range tx.s.opts.Validating {
 		if err := v.Validate(tx.ctx, req); err != nil {
 			return false, err
 		}
 	}
-
 	if opts.SkipFinalizers {
 		if opts.MovedTo != nil {
-			if err := tx.recordMove(k, key, meta.UID, e.rev, opts.MovedTo); err != nil {
+			if err := tx.recordMove(d.k, d.key, d.cur.GetObjectMeta().UID, d.e.rev, opts.MovedTo); err != nil {
 				return false, err
 			}
 		}
-		return tx.remove(k, key, e, cur, obj)
+		return tx.remove(d.k, d.key, d.e, d.cur, obj)
 	}
+	return tx.markDeleted(d, obj, opts)
+}
+
+// deletion is an object on its way through Delete.
+type deletion struct {
+	k   *resource.KindInfo
+	key string
+	e   *txEntry
+	cur resource.Object // the stored object, decoded
+}
+
+// readForDelete checks a delete's options and names, reads the object in the
+// transaction and checks the preconditions against it.
+func (tx *Tx) readForDelete(obj resource.Object, opts DeleteOptions) (*deletion, error) {
+	s := tx.s
+	k, err := s.kindOf(obj)
+	if err != nil {
+		return nil, err
+	}
+	in := obj.GetObjectMeta()
+	namespace, name := normalizeNamespace(k, in.Namespace), in.Name
+	if err := checkKeyNames(k, namespace, name); err != nil {
+		return nil, err
+	}
+	switch opts.PropagationPolicy {
+	case "", DeletePropagationBackground, DeletePropagationForeground, DeletePropagationOrphan:
+	default:
+		return nil, resource.NewInvalid(k, name, resource.ErrorList{resource.NotSupported(
+			resource.NewPath("propagationPolicy"), opts.PropagationPolicy,
+			[]string{DeletePropagationForeground, DeletePropagationBackground, DeletePropagationOrphan})})
+	}
+	if err := checkMove(k, namespace, name, opts); err != nil {
+		return nil, err
+	}
+	d := &deletion{k: k, key: objectKey(k, namespace, name)}
+	if d.e, err = tx.get(d.key); err != nil {
+		return nil, err
+	}
+	if d.e.value == nil {
+		return nil, resource.NewNotFound(k, name)
+	}
+	if d.cur, err = s.decode(k, d.key, d.e.rev, d.e.value, d.e.rev); err != nil {
+		return nil, err
+	}
+	meta := d.cur.GetObjectMeta()
+	if p := opts.Preconditions.UID; p != nil && *p != meta.UID {
+		return nil, resource.NewConflict(k, name, fmt.Sprintf(
+			"Precondition failed: UID in precondition: %s, UID in object meta: %s; the object might have been deleted and then recreated",
+			*p, meta.UID))
+	}
+	if p := opts.Preconditions.ResourceVersion; p != nil && *p != meta.ResourceVersion {
+		return nil, resource.NewConflict(k, name, fmt.Sprintf(
+			"Precondition failed: ResourceVersion in precondition: %s, ResourceVersion in object meta: %s",
+			*p, meta.ResourceVersion))
+	}
+	return d, nil
+}
+
+// markDeleted applies the deletion rules: the propagation policy's finalizer, the
+// deletion timestamp and grace period (which only ever move earlier), and the
+// removal itself once no finalizer and no grace period hold the object.
+func (tx *Tx) markDeleted(d *deletion, obj resource.Object, opts DeleteOptions) (bool, error) {
+	s, k, key, cur := tx.s, d.k, d.key, d.cur
+	meta := cur.GetObjectMeta()
 	var grace int64
 	if opts.GracePeriodSeconds != nil {
 		grace = *opts.GracePeriodSeconds
@@ -108,7 +134,7 @@ func (tx *Tx) Delete(obj resource.Object, opts DeleteOptions) (removed bool, err
 		// Only a shorter grace period changes anything, and only ever moves the
 		// deadline earlier.
 		if opts.GracePeriodSeconds == nil || !deadline.Before(meta.DeletionTimestamp.Time) {
-			return false, s.result(k, key, e.value, e.rev, obj)
+			return false, s.result(k, key, d.e.value, d.e.rev, obj)
 		}
 		meta.DeletionTimestamp = &deadline
 		meta.DeletionGracePeriodSeconds = &grace
@@ -122,7 +148,7 @@ func (tx *Tx) Delete(obj resource.Object, opts DeleteOptions) (removed bool, err
 			meta.AddFinalizer(FinalizerForegroundDeletion)
 		}
 		if len(meta.Finalizers) == 0 && grace == 0 {
-			return tx.remove(k, key, e, cur, obj)
+			return tx.remove(k, key, d.e, cur, obj)
 		}
 		meta.DeletionTimestamp = &deadline
 		meta.DeletionGracePeriodSeconds = &grace
@@ -131,7 +157,7 @@ func (tx *Tx) Delete(obj resource.Object, opts DeleteOptions) (removed bool, err
 		}
 	}
 	if len(meta.Finalizers) == 0 && !now.Before(meta.DeletionTimestamp.Time) {
-		return tx.remove(k, key, e, cur, obj)
+		return tx.remove(k, key, d.e, cur, obj)
 	}
 	data, err := s.encode(k, cur)
 	if err != nil {
