@@ -206,72 +206,14 @@ func (s *Store) runHubWatch(ctx context.Context, w *Watcher, h *watchHub, q int6
 		return
 	}
 	prefix := nsPrefix(k, opts.Namespace)
-	// The position in the backend's terms: the events of revision last under prefix
-	// this watch has looked at, count of them.
-	last, count := from, 0
-	behind := false // the reader fell behind: go on with the event at (last, count)
-	var buf []*hubEvent
-hub:
-	for {
-		var notify <-chan struct{}
-		var ended, ok bool
-		buf, notify, ended, ok = h.read(q, buf[:0])
-		if !ok {
-			break // the ring moved past this watch
-		}
-		for _, ev := range buf {
-			q++
-			be := ev.be
-			if be.Revision <= from || !strings.HasPrefix(be.KV.Key, prefix) {
-				continue
-			}
-			if be.Revision == last {
-				count++
-			} else {
-				last, count = be.Revision, 1
-			}
-			out, emit, err := s.convertEvent(k, f, be, func(prev bool) (resource.Object, error) {
-				return ev.object(s, k, t, prev)
-			})
-			if err != nil {
-				send(Event{Type: Error, Err: err})
-				return
-			}
-			if !emit {
-				continue
-			}
-			if len(w.ch) == cap(w.ch) {
-				// The reader is behind. From this event on the watch follows the
-				// backend, whose history (not the ring) decides how far behind a
-				// reader may fall before its watch ends with 410 Expired.
-				count--
-				behind = true
-				break hub
-			}
-			// Every watch sends its own copy, stamped with the event's revision.
-			out.Object = deepCopy(out.Object)
-			out.Object.GetObjectMeta().ResourceVersion = formatRV(be.Revision)
-			if !send(out) {
-				return
-			}
-		}
-		clear(buf)
-		if len(buf) > 0 {
-			continue
-		}
-		if ended {
-			break
-		}
-		select {
-		case <-notify:
-		case <-ctx.Done():
-			return
-		}
+	c := hubCursor{q: q, last: from}
+	if !s.followHub(ctx, w, h, &c, k, t, f, prefix, from, send) {
+		return
 	}
 	// Go on from the position with a backend watch of its own.
-	start, skip := last+1, 0
-	if count > 0 || behind {
-		start, skip = last, count
+	start, skip := c.last+1, 0
+	if c.count > 0 || c.behind {
+		start, skip = c.last, c.count
 	}
 	if hubFallback != nil {
 		hubFallback(skip)
@@ -283,5 +225,79 @@ hub:
 		}
 		return
 	}
-	s.followBackend(ctx, w, bw, k, f, opts, s.clock.Now(), last, skip, send)
+	s.followBackend(ctx, w, bw, k, f, opts, s.clock.Now(), c.last, skip, send)
+}
+
+// hubCursor is a hub watch's position: q in the ring, and in the backend's terms the
+// events of revision last under the watch's prefix it has looked at, count of them.
+type hubCursor struct {
+	q      int64
+	last   int64
+	count  int
+	behind bool // the reader fell behind: go on with the event at (last, count)
+}
+
+// followHub sends the ring's events to the watch until the ring moves past it, the
+// hub ends, or its reader falls behind; it reports false when the watch is over (an
+// error was sent, the reader left, ctx ended) and true when it must go on from c with
+// a backend watch.
+func (s *Store) followHub(ctx context.Context, w *Watcher, h *watchHub, c *hubCursor, k *resource.KindInfo,
+	t reflect.Type, f filter, prefix string, from int64, send func(Event) bool) bool {
+	var buf []*hubEvent
+	for {
+		var notify <-chan struct{}
+		var ended, ok bool
+		buf, notify, ended, ok = h.read(c.q, buf[:0])
+		if !ok {
+			return true // the ring moved past this watch
+		}
+		for _, ev := range buf {
+			c.q++
+			be := ev.be
+			if be.Revision <= from || !strings.HasPrefix(be.KV.Key, prefix) {
+				continue
+			}
+			if be.Revision == c.last {
+				c.count++
+			} else {
+				c.last, c.count = be.Revision, 1
+			}
+			out, emit, err := s.convertEvent(k, f, be, func(prev bool) (resource.Object, error) {
+				return ev.object(s, k, t, prev)
+			})
+			if err != nil {
+				send(Event{Type: Error, Err: err})
+				return false
+			}
+			if !emit {
+				continue
+			}
+			if len(w.ch) == cap(w.ch) {
+				// The reader is behind. From this event on the watch follows the
+				// backend, whose history (not the ring) decides how far behind a
+				// reader may fall before its watch ends with 410 Expired.
+				c.count--
+				c.behind = true
+				return true
+			}
+			// Every watch sends its own copy, stamped with the event's revision.
+			out.Object = deepCopy(out.Object)
+			out.Object.GetObjectMeta().ResourceVersion = formatRV(be.Revision)
+			if !send(out) {
+				return false
+			}
+		}
+		clear(buf)
+		if len(buf) > 0 {
+			continue
+		}
+		if ended {
+			return true
+		}
+		select {
+		case <-notify:
+		case <-ctx.Done():
+			return false
+		}
+	}
 }
