@@ -74,79 +74,91 @@ func (s *Store) List(ctx context.Context, list resource.ObjectList, opts ListOpt
 		}
 	}
 	prefix := nsPrefix(k, opts.Namespace)
-	start := ""
-	var rev int64
-	switch {
-	case opts.Continue != "":
+	rev, start, err := s.listStart(ctx, k, prefix, opts)
+	if err != nil {
+		return err
+	}
+	items := newListBuilder(s, k, list)
+	if label, value, ok := f.labels.RequiredEquals(); ok && opts.Limit == 0 && opts.Continue == "" && rev == 0 {
+		return s.listByLabel(ctx, items, &f, prefix, label, value)
+	}
+	return s.listRange(ctx, items, &f, prefix, start, rev, int(opts.Limit))
+}
+
+// listStart returns where a list starts: the revision to read at (0: the current
+// one) and the first key, from the continue token or the resourceVersion options.
+func (s *Store) listStart(ctx context.Context, k *resource.KindInfo, prefix string, opts ListOptions) (int64, string, error) {
+	if opts.Continue != "" {
 		if opts.ResourceVersion != "" && opts.ResourceVersion != "0" {
-			return resource.NewBadRequest("specifying resource version is not allowed when using continue")
+			return 0, "", resource.NewBadRequest("specifying resource version is not allowed when using continue")
 		}
 		tok, err := decodeContinue(opts.Continue, prefix)
 		if err != nil {
-			return err
+			return 0, "", err
 		}
-		rev, start = tok.RV, tok.Start
-	default:
-		switch opts.ResourceVersionMatch {
-		case "":
-		case ResourceVersionMatchNotOlderThan, ResourceVersionMatchExact:
-			if opts.ResourceVersion == "" {
-				return resource.NewInvalid(k, "", resource.ErrorList{resource.Forbidden(
-					resource.NewPath("resourceVersionMatch"), "resourceVersionMatch is forbidden unless resourceVersion is provided")})
-			}
-		default:
-			return resource.NewInvalid(k, "", resource.ErrorList{resource.NotSupported(
-				resource.NewPath("resourceVersionMatch"), opts.ResourceVersionMatch,
-				[]string{ResourceVersionMatchExact, ResourceVersionMatchNotOlderThan})})
-		}
-		n, err := parseRV(opts.ResourceVersion)
-		if err != nil {
-			return err
-		}
-		if opts.ResourceVersionMatch == ResourceVersionMatchExact {
-			if n == 0 {
-				return resource.NewInvalid(k, "", resource.ErrorList{resource.Forbidden(
-					resource.NewPath("resourceVersionMatch"), "resourceVersionMatch \"Exact\" is forbidden for resourceVersion \"0\"")})
-			}
-			if err := s.waitForRevision(ctx, n); err != nil {
-				return err
-			}
-			rev = n
-		} else if err := s.waitForRevision(ctx, n); err != nil {
-			return err
-		}
+		return tok.RV, tok.Start, nil
 	}
+	switch opts.ResourceVersionMatch {
+	case "":
+	case ResourceVersionMatchNotOlderThan, ResourceVersionMatchExact:
+		if opts.ResourceVersion == "" {
+			return 0, "", resource.NewInvalid(k, "", resource.ErrorList{resource.Forbidden(
+				resource.NewPath("resourceVersionMatch"), "resourceVersionMatch is forbidden unless resourceVersion is provided")})
+		}
+	default:
+		return 0, "", resource.NewInvalid(k, "", resource.ErrorList{resource.NotSupported(
+			resource.NewPath("resourceVersionMatch"), opts.ResourceVersionMatch,
+			[]string{ResourceVersionMatchExact, ResourceVersionMatchNotOlderThan})})
+	}
+	n, err := parseRV(opts.ResourceVersion)
+	if err != nil {
+		return 0, "", err
+	}
+	if opts.ResourceVersionMatch == ResourceVersionMatchExact && n == 0 {
+		return 0, "", resource.NewInvalid(k, "", resource.ErrorList{resource.Forbidden(
+			resource.NewPath("resourceVersionMatch"), "resourceVersionMatch \"Exact\" is forbidden for resourceVersion \"0\"")})
+	}
+	if err := s.waitForRevision(ctx, n); err != nil {
+		return 0, "", err
+	}
+	if opts.ResourceVersionMatch == ResourceVersionMatchExact {
+		return n, "", nil
+	}
+	return 0, "", nil
+}
 
-	items := newListBuilder(s, k, list)
-	limit := int(opts.Limit)
-	next := ""
-	if label, value, ok := f.labels.RequiredEquals(); ok && limit == 0 && opts.Continue == "" && rev == 0 {
-		// A selector that requires label=value is served from the label index: only
-		// the objects carrying it are read, at the index's revision, which is at
-		// least the store's revision when the list began.
-		cur, err := s.b.Revision(ctx)
+// listByLabel serves a list whose selector requires label=value from the label
+// index: only the objects carrying it are read, at the index's revision, which is at
+// least the store's revision when the list began.
+func (s *Store) listByLabel(ctx context.Context, items *listBuilder, f *filter, prefix, label, value string) error {
+	cur, err := s.b.Revision(ctx)
+	if err != nil {
+		return backendError(err)
+	}
+	keys, at, err := s.track.keysWithLabel(ctx, prefix, label, value, cur)
+	if err != nil {
+		return err
+	}
+	items.grow(len(keys))
+	for _, key := range keys {
+		kv, err := s.b.Get(ctx, key, at)
+		if errors.Is(err, backend.ErrKeyNotFound) {
+			continue
+		}
 		if err != nil {
 			return backendError(err)
 		}
-		keys, at, err := s.track.keysWithLabel(ctx, prefix, label, value, cur)
-		if err != nil {
+		if _, err := items.add(kv, f); err != nil {
 			return err
 		}
-		items.grow(len(keys))
-		for _, key := range keys {
-			kv, err := s.b.Get(ctx, key, at)
-			if errors.Is(err, backend.ErrKeyNotFound) {
-				continue
-			}
-			if err != nil {
-				return backendError(err)
-			}
-			if _, err := items.add(kv, &f); err != nil {
-				return err
-			}
-		}
-		return items.fill(at, "")
 	}
+	return items.fill(at, "")
+}
+
+// listRange serves a list by reading the range under prefix from start, at rev,
+// until limit items (0: all) matched the filter.
+func (s *Store) listRange(ctx context.Context, items *listBuilder, f *filter, prefix, start string, rev int64, limit int) error {
+	next := ""
 	for {
 		chunk := 0
 		if limit > 0 {
@@ -165,7 +177,7 @@ func (s *Store) List(ctx context.Context, list resource.ObjectList, opts ListOpt
 			items.grow(len(res.KVs))
 		}
 		for i, kv := range res.KVs {
-			added, err := items.add(kv, &f)
+			added, err := items.add(kv, f)
 			if err != nil {
 				return err
 			}
