@@ -302,24 +302,7 @@ func buildCopier(t reflect.Type) copyFunc {
 			d.Set(n)
 		}
 	case reflect.Struct:
-		for i := 0; i < t.NumField(); i++ {
-			if !t.Field(i).IsExported() {
-				return assign
-			}
-		}
-		type field struct {
-			i int
-			c copyFunc
-		}
-		var fields []field
-		for i := 0; i < t.NumField(); i++ {
-			fields = append(fields, field{i, copierFor(t.Field(i).Type)})
-		}
-		return func(d, s reflect.Value) {
-			for _, f := range fields {
-				f.c(d.Field(f.i), s.Field(f.i))
-			}
-		}
+		return structCopier(t)
 	case reflect.Array:
 		elem := t.Elem()
 		return func(d, s reflect.Value) {
@@ -330,6 +313,29 @@ func buildCopier(t reflect.Type) copyFunc {
 		}
 	}
 	return assign // interfaces, channels, funcs: shared (the kinds have none)
+}
+
+// structCopier copies a struct field by field, each with its own copier; a struct
+// with an unexported field is assigned whole.
+func structCopier(t reflect.Type) copyFunc {
+	for i := 0; i < t.NumField(); i++ {
+		if !t.Field(i).IsExported() {
+			return assign
+		}
+	}
+	type field struct {
+		i int
+		c copyFunc
+	}
+	var fields []field
+	for i := 0; i < t.NumField(); i++ {
+		fields = append(fields, field{i, copierFor(t.Field(i).Type)})
+	}
+	return func(d, s reflect.Value) {
+		for _, f := range fields {
+			f.c(d.Field(f.i), s.Field(f.i))
+		}
+	}
 }
 
 // hasRefs reports whether values of t can share memory when assigned.
