@@ -113,33 +113,39 @@ func (tx *Tx) create(obj resource.Object, opts CreateOptions, run *createRun) er
 			return err
 		}
 	}
+	key, err = tx.freeName(k, meta, generate)
+	if err != nil {
+		return err
+	}
+	return tx.createFree(obj, work, k, key, sentFields, opts)
+}
+
+// freeName settles the name of a create: the given one when it is free (else
+// AlreadyExists), or one generated from generateName, up to MaxGenerateNameAttempts
+// tries. It returns the object's key.
+func (tx *Tx) freeName(k *resource.KindInfo, meta *resource.ObjectMeta, generate bool) (string, error) {
 	for attempt := 1; ; attempt++ {
 		if generate {
-			meta.Name = generatedName(meta.GenerateName, s.suffix)
+			meta.Name = generatedName(meta.GenerateName, tx.s.suffix)
 			if errs := resource.ValidateName(meta.Name, metaPath.Child("name")); len(errs) > 0 {
-				return resource.NewInvalid(k, meta.Name, errs)
+				return "", resource.NewInvalid(k, meta.Name, errs)
 			}
 		}
-		key = objectKey(k, meta.Namespace, meta.Name)
+		key := objectKey(k, meta.Namespace, meta.Name)
 		if !generate {
-			if err := tx.nameFree(k, key, meta.Name); err != nil {
-				return err
-			}
-			break
+			return key, tx.nameFree(k, key, meta.Name)
 		}
 		e, err := tx.get(key)
 		if err != nil {
-			return err
+			return "", err
 		}
 		if e.value == nil {
-			break
+			return key, nil
 		}
-		if attempt < MaxGenerateNameAttempts {
-			continue
+		if attempt >= MaxGenerateNameAttempts {
+			return "", resource.NewGenerateNameConflict(k, meta.Name, 1)
 		}
-		return resource.NewGenerateNameConflict(k, meta.Name, 1)
 	}
-	return tx.createFree(obj, work, k, key, sentFields, opts)
 }
 
 // nameFree reads key in the transaction: nil when it is absent, else AlreadyExists
