@@ -1,0 +1,115 @@
+package store
+
+import (
+	"context"
+)
+
+// The tracker's work pass (reap what is due, then sweep the collector's queue) and
+// Settle, which waits until the index and that work have caught up.
+
+// work reaps what is due and runs the collector over the queue.
+func (t *tracker) work(ctx context.Context) {
+	t.mu.Lock()
+	t.busy = true
+	t.mu.Unlock()
+	defer func() {
+		t.mu.Lock()
+		t.busy = false
+		t.signalLocked()
+		t.mu.Unlock()
+	}()
+	now := t.s.clock.Now()
+	t.mu.Lock()
+	if !t.leading {
+		// The leader does this work; a store that becomes leader looks at every
+		// object again.
+		clear(t.queue)
+		t.mu.Unlock()
+		return
+	}
+	var due []string
+	for key, d := range t.reap {
+		if !now.Before(d) {
+			due = append(due, key)
+		}
+	}
+	t.mu.Unlock()
+	for _, key := range due {
+		if err := t.s.reapKey(ctx, key); err != nil && ctx.Err() == nil {
+			t.s.log.Error("store: reaper", "key", key, "err", err)
+		}
+	}
+	for i := 0; i < 10000; i++ {
+		t.mu.Lock()
+		var key string
+		for k := range t.queue {
+			key = k
+			break
+		}
+		if key != "" {
+			delete(t.queue, key)
+		}
+		t.mu.Unlock()
+		if key == "" || ctx.Err() != nil {
+			return
+		}
+		if err := t.s.collect(ctx, key); err != nil && ctx.Err() == nil {
+			t.s.log.Error("store: garbage collector", "key", key, "err", err)
+		}
+	}
+}
+
+// Settle waits until the store's background work has caught up: every write up to
+// now is in its index, grace periods that have run out by the store's clock are
+// reaped, and garbage collection has nothing left to do. Tests call it after a delete
+// or a step of a fake clock to observe the outcome deterministically. On a store that
+// is not [Store.Leading], it waits for the index only: the leader does the rest.
+func (s *Store) Settle(ctx context.Context) error {
+	for i := 0; ; i++ {
+		rev, err := s.b.Revision(ctx)
+		if err != nil {
+			return backendError(err)
+		}
+		// Wait until the index has seen rev.
+		for {
+			t := s.track
+			t.mu.Lock()
+			caught := t.rev >= rev
+			ch := t.changedLocked()
+			t.mu.Unlock()
+			if caught {
+				break
+			}
+			select {
+			case <-ch:
+			case <-ctx.Done():
+				return backendError(ctx.Err())
+			}
+		}
+		// Let the loop run its work once more, then check that nothing changed.
+		s.track.notify()
+		for {
+			t := s.track
+			t.mu.Lock()
+			idle := !t.busy && len(t.queue) == 0 && (!t.leading || !t.dueLocked(s.clock.Now()))
+			ch := t.changedLocked()
+			t.mu.Unlock()
+			if idle {
+				break
+			}
+			s.track.notify()
+			select {
+			case <-ch:
+			case <-ctx.Done():
+				return backendError(ctx.Err())
+			}
+		}
+		after, err := s.b.Revision(ctx)
+		if err != nil {
+			return backendError(err)
+		}
+		if after == rev {
+			return nil
+		}
+	}
+}
