@@ -101,7 +101,17 @@ func (a *Authorizer) Authorize(_ context.Context, user *store.UserInfo, req poli
 	}
 	d := id.Evaluate(req)
 	if d.Allowed {
-		return Decision{Entry: d.Entry, Reason: d.Reason}, nil
+		dec := Decision{Entry: d.Entry, Reason: d.Reason}
+		if req.APIGroup == resource.Group && req.Resource == "accesskeys" && !id.Unrestricted() {
+			// A scoped key manages only keys of its own subject; the others it does not
+			// see, so that asking for one answers as for a missing key.
+			own := subjectID(id.Key)
+			dec.Visible = func(o resource.Object) bool {
+				k, ok := o.(*resource.AccessKey)
+				return ok && subjectID(k) == own
+			}
+		}
+		return dec, nil
 	}
 	if sd, ok := selfService(id, req); ok {
 		return sd, nil
