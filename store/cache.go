@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/management-service/mgmt/resource"
+	"github.com/management-service/mgmt/store/internal/objcodec"
 )
 
 // objectCache keeps decoded objects by key and modRevision, so that reads, lists and
@@ -126,7 +127,7 @@ func (s *Store) decodeTo(k *resource.KindInfo, key string, modRev int64, data []
 	if err != nil {
 		return err
 	}
-	deepCopyInto(out, src)
+	objcodec.DeepCopyInto(out, src)
 	out.GetObjectMeta().ResourceVersion = rv
 	return nil
 }
@@ -200,161 +201,3 @@ func (tx *Tx) giveResult(out, written resource.Object, rev int64) error {
 // resultCheck, set by tests, is shown every object a commit remembers as the one
 // stored at key with bytes data, and every object the cache serves for them.
 var resultCheck func(s *Store, k *resource.KindInfo, key string, data []byte, stored resource.Object)
-
-// copiers holds a compiled deep-copy function per type.
-var copiers sync.Map // reflect.Type → copyFunc
-
-type copyFunc func(dst, src reflect.Value)
-
-// deepCopy returns a copy of obj that shares no mutable memory with it: through its
-// own DeepCopyObject when it has one, else by reflection.
-func deepCopy(obj resource.Object) resource.Object {
-	if c, ok := obj.(resource.DeepCopier); ok {
-		return c.DeepCopyObject()
-	}
-	v := reflect.ValueOf(obj)
-	out := reflect.New(v.Type().Elem())
-	copierFor(v.Type().Elem())(out.Elem(), v.Elem())
-	return out.Interface().(resource.Object)
-}
-
-// deepCopyInto makes dst a deep copy of src (same pointer type).
-func deepCopyInto(dst, src resource.Object) {
-	if c, ok := src.(resource.DeepCopierInto); ok {
-		c.DeepCopyObjectInto(dst)
-		return
-	}
-	if c, ok := src.(resource.DeepCopier); ok {
-		moveInto(dst, c.DeepCopyObject())
-		return
-	}
-	d, sv := reflect.ValueOf(dst).Elem(), reflect.ValueOf(src).Elem()
-	copierFor(d.Type())(d, sv)
-}
-
-// copierFor compiles a deep-copy function for t. Structs with unexported fields are
-// copied as values (time.Time is immutable, which is the case that matters here).
-func copierFor(t reflect.Type) copyFunc {
-	if f, ok := copiers.Load(t); ok {
-		return f.(copyFunc)
-	}
-	var f copyFunc
-	// A placeholder breaks recursion for self-referencing types.
-	var self copyFunc = func(d, s reflect.Value) { f(d, s) }
-	copiers.Store(t, self)
-	f = buildCopier(t)
-	copiers.Store(t, f)
-	return f
-}
-
-func assign(d, s reflect.Value) { d.Set(s) }
-
-func buildCopier(t reflect.Type) copyFunc {
-	if !hasRefs(t, map[reflect.Type]bool{}) {
-		return assign
-	}
-	switch t.Kind() {
-	case reflect.Pointer:
-		elem := t.Elem()
-		return func(d, s reflect.Value) {
-			if s.IsNil() {
-				d.SetZero()
-				return
-			}
-			n := reflect.New(elem)
-			copierFor(elem)(n.Elem(), s.Elem())
-			d.Set(n)
-		}
-	case reflect.Slice:
-		elem := t.Elem()
-		plain := !hasRefs(elem, map[reflect.Type]bool{})
-		return func(d, s reflect.Value) {
-			if s.IsNil() {
-				d.SetZero()
-				return
-			}
-			n := reflect.MakeSlice(t, s.Len(), s.Len())
-			if plain {
-				reflect.Copy(n, s)
-			} else {
-				c := copierFor(elem)
-				for i := 0; i < s.Len(); i++ {
-					c(n.Index(i), s.Index(i))
-				}
-			}
-			d.Set(n)
-		}
-	case reflect.Map:
-		elem := t.Elem()
-		return func(d, s reflect.Value) {
-			if s.IsNil() {
-				d.SetZero()
-				return
-			}
-			n := reflect.MakeMapWithSize(t, s.Len())
-			c := copierFor(elem)
-			it := s.MapRange()
-			for it.Next() {
-				v := reflect.New(elem).Elem()
-				c(v, it.Value())
-				n.SetMapIndex(it.Key(), v)
-			}
-			d.Set(n)
-		}
-	case reflect.Struct:
-		return structCopier(t)
-	case reflect.Array:
-		elem := t.Elem()
-		return func(d, s reflect.Value) {
-			c := copierFor(elem)
-			for i := 0; i < s.Len(); i++ {
-				c(d.Index(i), s.Index(i))
-			}
-		}
-	}
-	return assign // interfaces, channels, funcs: shared (the kinds have none)
-}
-
-// structCopier copies a struct field by field, each with its own copier; a struct
-// with an unexported field is assigned whole.
-func structCopier(t reflect.Type) copyFunc {
-	for i := 0; i < t.NumField(); i++ {
-		if !t.Field(i).IsExported() {
-			return assign
-		}
-	}
-	type field struct {
-		i int
-		c copyFunc
-	}
-	var fields []field
-	for i := 0; i < t.NumField(); i++ {
-		fields = append(fields, field{i, copierFor(t.Field(i).Type)})
-	}
-	return func(d, s reflect.Value) {
-		for _, f := range fields {
-			f.c(d.Field(f.i), s.Field(f.i))
-		}
-	}
-}
-
-// hasRefs reports whether values of t can share memory when assigned.
-func hasRefs(t reflect.Type, seen map[reflect.Type]bool) bool {
-	if seen[t] {
-		return true
-	}
-	seen[t] = true
-	switch t.Kind() {
-	case reflect.Pointer, reflect.Slice, reflect.Map, reflect.Interface, reflect.Chan, reflect.Func, reflect.UnsafePointer:
-		return true
-	case reflect.Array:
-		return hasRefs(t.Elem(), seen)
-	case reflect.Struct:
-		for i := 0; i < t.NumField(); i++ {
-			if hasRefs(t.Field(i).Type, seen) {
-				return true
-			}
-		}
-	}
-	return false
-}

@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/management-service/mgmt/resource"
+	"github.com/management-service/mgmt/store/internal/objcodec"
 )
 
 // statusFields caches, per Go type, the index of the field encoded as "status".
@@ -54,7 +55,7 @@ func copyStatusDeep(dst, src resource.Object) {
 		return
 	}
 	d := reflect.ValueOf(dst).Elem().FieldByIndex(idx)
-	copierFor(d.Type())(d, reflect.ValueOf(src).Elem().FieldByIndex(idx))
+	objcodec.CopierFor(d.Type())(d, reflect.ValueOf(src).Elem().FieldByIndex(idx))
 }
 
 // moveInto makes dst hold src's value (a shallow copy of the struct); src must not be

@@ -8,6 +8,7 @@ import (
 
 	"github.com/management-service/mgmt/resource"
 	"github.com/management-service/mgmt/store/backend"
+	"github.com/management-service/mgmt/store/internal/objcodec"
 )
 
 // Get reads the object namespace/name of out's kind into out. For a namespaced kind an
@@ -65,7 +66,7 @@ func (s *Store) getCached(ctx context.Context, k *resource.KindInfo, key, name s
 	if e.obj == nil || reflect.TypeOf(e.obj) != reflect.TypeOf(out) {
 		return false, nil
 	}
-	deepCopyInto(out, e.obj)
+	objcodec.DeepCopyInto(out, e.obj)
 	out.GetObjectMeta().ResourceVersion = e.rv
 	return true, nil
 }

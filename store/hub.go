@@ -8,6 +8,7 @@ import (
 
 	"github.com/management-service/mgmt/resource"
 	"github.com/management-service/mgmt/store/backend"
+	"github.com/management-service/mgmt/store/internal/objcodec"
 )
 
 // The watch hub: one backend watch per store, shared by the store's watches.
@@ -281,7 +282,7 @@ func (s *Store) followHub(ctx context.Context, w *Watcher, h *watchHub, c *hubCu
 				return true
 			}
 			// Every watch sends its own copy, stamped with the event's revision.
-			out.Object = deepCopy(out.Object)
+			out.Object = objcodec.DeepCopy(out.Object)
 			out.Object.GetObjectMeta().ResourceVersion = formatRV(be.Revision)
 			if !send(out) {
 				return false

@@ -11,6 +11,7 @@ import (
 
 	"github.com/management-service/mgmt/resource"
 	"github.com/management-service/mgmt/store/backend"
+	"github.com/management-service/mgmt/store/internal/objcodec"
 )
 
 // continueToken is the content of a list's continue token.
@@ -278,7 +279,7 @@ func (b *listBuilder) add(kv backend.KV, f *filter) (bool, error) {
 		if !f.matches(src) {
 			return false, nil
 		}
-		deepCopyInto(slot, src)
+		objcodec.DeepCopyInto(slot, src)
 		slot.GetObjectMeta().ResourceVersion = rv
 	}
 	b.n++

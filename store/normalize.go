@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/management-service/mgmt/resource"
+	"github.com/management-service/mgmt/store/internal/objcodec"
 )
 
 // A write starts from a copy of the caller's object. That copy used to be a JSON
@@ -68,7 +69,7 @@ func copyObject(k *resource.KindInfo, obj resource.Object, shallow bool) (resour
 		}
 		// The kind's DeepCopyObject, or the reflective copy for a kind without one
 		// (exact for every type the normalizer covers).
-		out := deepCopy(obj)
+		out := objcodec.DeepCopy(obj)
 		if reflect.TypeOf(out) == t && norm(reflect.ValueOf(out).Elem(), true) {
 			return out, nil
 		}
@@ -96,7 +97,7 @@ func normalized(k *resource.KindInfo, obj resource.Object) resource.Object {
 	if norm := normalizerFor(reflect.TypeOf(obj)); norm != nil {
 		// Normalizing works on a copy: a half-done obj must stay usable for the JSON
 		// round trip below.
-		out := deepCopy(obj)
+		out := objcodec.DeepCopy(obj)
 		if reflect.TypeOf(out) == reflect.TypeOf(obj) && norm(reflect.ValueOf(out).Elem(), true) {
 			return out
 		}

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/management-service/mgmt/resource"
+	"github.com/management-service/mgmt/store/internal/objcodec"
 )
 
 // randomFill sets v (and everything below it) to values chosen to hit what a JSON
@@ -92,7 +93,7 @@ func randomFill(r *rand.Rand, v reflect.Value, depth int) {
 func reflectCopy(obj resource.Object) resource.Object {
 	v := reflect.ValueOf(obj)
 	out := reflect.New(v.Type().Elem())
-	copierFor(v.Type().Elem())(out.Elem(), v.Elem())
+	objcodec.CopierFor(v.Type().Elem())(out.Elem(), v.Elem())
 	return out.Interface().(resource.Object)
 }
 
@@ -145,7 +146,7 @@ func TestCopyObject_is_the_JSON_round_trip(t *testing.T) {
 					require.True(t, reflect.DeepEqual(want, got), "copy differs from the round trip\nwant %#v\ngot  %#v", want, got)
 				}
 				require.True(t, reflect.DeepEqual(before, obj), "copyObject changed its input")
-				if norm := normalizerFor(reflect.TypeOf(obj)); norm(reflect.ValueOf(deepCopy(obj)).Elem(), true) {
+				if norm := normalizerFor(reflect.TypeOf(obj)); norm(reflect.ValueOf(objcodec.DeepCopy(obj)).Elem(), true) {
 					fast++
 					// Checking agrees with fixing: only what fixing leaves as it is passes.
 					fixed := reflectCopy(obj)
@@ -154,7 +155,7 @@ func TestCopyObject_is_the_JSON_round_trip(t *testing.T) {
 				}
 				// normalized (after admission hooks) agrees with the round trip too.
 				if wantErr == nil {
-					n := normalized(k, deepCopy(obj))
+					n := normalized(k, objcodec.DeepCopy(obj))
 					require.True(t, reflect.DeepEqual(want, n), "normalized differs from the round trip")
 				}
 			}

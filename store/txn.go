@@ -7,6 +7,7 @@ import (
 
 	"github.com/management-service/mgmt/resource"
 	"github.com/management-service/mgmt/store/backend"
+	"github.com/management-service/mgmt/store/internal/objcodec"
 )
 
 // TxnOptions are the options of [Store.Txn].
@@ -228,7 +229,7 @@ func (tx *Tx) putObject(k *resource.KindInfo, key string, value []byte, obj reso
 	if tx.dryRun {
 		return
 	}
-	stored := deepCopy(obj)
+	stored := objcodec.DeepCopy(obj)
 	stored.GetObjectMeta().ResourceVersion = "" // the revision is the backend's
 	e, _ := tx.entry(key)
 	e.kind, e.obj = k, stored

@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/management-service/mgmt/resource"
+	"github.com/management-service/mgmt/store/internal/objcodec"
 )
 
 // Update replaces a stored object with obj and fills obj with the result. The
@@ -69,7 +70,7 @@ func (tx *Tx) update(obj resource.Object, opts UpdateOptions, status bool) error
 	if status {
 		// Only status changes through the status path: everything else is the stored
 		// object's. A copy, so that OldObject stays the stored object.
-		fresh := deepCopy(w.old)
+		fresh := objcodec.DeepCopy(w.old)
 		copyStatus(fresh, w.work)
 		w.work = fresh
 	} else if err := tx.updateMetadata(w, opts); err != nil {
