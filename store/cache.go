@@ -187,7 +187,7 @@ func (s *Store) result(k *resource.KindInfo, key string, data []byte, rev int64,
 // concurrent reader would take for the stored object.
 //
 // written is exactly what decoding the stored bytes gives (writes start from
-// copyObject's round-trip-exact copy and change it only in ways a round trip keeps),
+// objcodec.Copy's round-trip-exact copy and change it only in ways a round trip keeps),
 // so the caller gets back the stored object.
 func (tx *Tx) giveResult(out, written resource.Object, rev int64) error {
 	written.GetObjectMeta().ResourceVersion = ""

@@ -8,17 +8,6 @@ import (
 	"github.com/management-service/mgmt/resource"
 )
 
-// hostKind is a kind without DeepCopyObject, copied by reflection (normalize_test.go).
-type hostKind struct {
-	resource.TypeMeta   `json:",inline"`
-	resource.ObjectMeta `json:"metadata"`
-	Spec                struct {
-		Items []string          `json:"items"`
-		Ref   *resource.Owner   `json:"ref"`
-		M     map[string][]byte `json:"m"`
-	} `json:"spec"`
-}
-
 func TestObjectCache_serves_only_the_exact_revision(t *testing.T) {
 	c := newObjectCache(2)
 	p := &resource.Project{ObjectMeta: resource.ObjectMeta{Name: "a"}}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/management-service/mgmt/resource"
+	"github.com/management-service/mgmt/store/internal/objcodec"
 )
 
 // Create stores a new object and fills obj with the result: uid, creationTimestamp,
@@ -57,7 +58,7 @@ func (tx *Tx) create(obj resource.Object, opts CreateOptions, run *createRun) er
 		return err
 	}
 	sentFields := obj.GetObjectMeta().ManagedFields // nil and [] mean different things
-	work, err := copyObject(k, obj, s.private())
+	work, err := objcodec.Copy(k, obj, s.private())
 	if err != nil {
 		return err
 	}

@@ -96,7 +96,7 @@ func (tx *Tx) readForUpdate(obj resource.Object, status bool) (*write, error) {
 	if status {
 		w.sub = "status"
 	}
-	if w.work, err = copyObject(k, obj, s.private()); err != nil {
+	if w.work, err = objcodec.Copy(k, obj, s.private()); err != nil {
 		return nil, err
 	}
 	meta := w.work.GetObjectMeta()

@@ -4,6 +4,7 @@ import (
 	"bytes"
 
 	"github.com/management-service/mgmt/resource"
+	"github.com/management-service/mgmt/store/internal/objcodec"
 )
 
 // write is one object on its way through the write pipeline shared by create and
@@ -68,7 +69,7 @@ func (tx *Tx) admitWrite(w *write, opts WriteOptions) error {
 		return err
 	}
 	if len(tx.s.opts.Mutating) > 0 {
-		w.work = normalized(w.k, w.work)
+		w.work = objcodec.Normalize(w.k, w.work)
 	}
 	return nil
 }

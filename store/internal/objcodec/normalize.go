@@ -1,4 +1,4 @@
-package store
+package objcodec
 
 import (
 	"encoding"
@@ -12,24 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/management-service/mgmt/resource"
-	"github.com/management-service/mgmt/store/internal/objcodec"
 )
-
-// A write starts from a copy of the caller's object. That copy used to be a JSON
-// round trip, and callers rely on what the round trip does beyond copying: times are
-// in UTC at whole seconds, a pointer to a zero time is nil, an empty list or map under
-// omitempty is nil, and an object that cannot be encoded is refused with 400. The
-// caller gets back the object as stored, so the copy must be exactly what decoding
-// its encoding gives.
-//
-// copyObject gets there without encoding: the kind's own DeepCopyObject (or the
-// reflective copy), then a normalizer compiled per type that does in place what the
-// round trip would do. The normalizer covers the types whose JSON form it fully knows
-// (structs of strings, numbers, bools, pointers, slices, string-keyed maps,
-// resource.Time and json.RawMessage); for any other type, and for the rare value
-// whose round trip changes more than the rules above (invalid UTF-8, a time outside
-// the years 0001-9999, a json.RawMessage not as json.Marshal writes it), it answers
-// "no" and the copy goes through JSON as before.
 
 // normFunc normalizes the addressable value v in place (fix) or only checks that it
 // needs no change (!fix). false means only a JSON round trip gives the exact result
@@ -51,15 +34,14 @@ var (
 	}
 )
 
-// copyObject returns a copy of obj that is exactly what a JSON round trip of obj
-// gives, so that a write that runs again after a conflict starts from the caller's
-// object each time, and what the caller gets back is what is stored.
+// Copy returns a copy of obj that is exactly what a JSON round trip of obj gives.
 //
-// With shallow, an obj that needs no normalizing is copied shallowly: the copy shares
+// The error of an obj that cannot be encoded is a 400 [resource.StatusError]. With
+// shallow, an obj that needs no normalizing is copied shallowly: the copy shares
 // obj's maps, lists and pointers. Only for a write that never changes anything
 // through them, and hands the copy to no code of the user's (admission hooks, the
 // owner authorizer), which could.
-func copyObject(k *resource.KindInfo, obj resource.Object, shallow bool) (resource.Object, error) {
+func Copy(k *resource.KindInfo, obj resource.Object, shallow bool) (resource.Object, error) {
 	t := reflect.TypeOf(obj)
 	if norm := normalizerFor(t); norm != nil {
 		if shallow && norm(reflect.ValueOf(obj).Elem(), false) {
@@ -69,7 +51,7 @@ func copyObject(k *resource.KindInfo, obj resource.Object, shallow bool) (resour
 		}
 		// The kind's DeepCopyObject, or the reflective copy for a kind without one
 		// (exact for every type the normalizer covers).
-		out := objcodec.DeepCopy(obj)
+		out := DeepCopy(obj)
 		if reflect.TypeOf(out) == t && norm(reflect.ValueOf(out).Elem(), true) {
 			return out, nil
 		}
@@ -90,14 +72,16 @@ func jsonCopy(k *resource.KindInfo, obj resource.Object) (resource.Object, error
 	return out, nil
 }
 
-// normalized returns a copy of obj as a JSON round trip leaves it. It is for an
-// object a mutating admission hook may have changed; when obj cannot be encoded it
-// is returned as is, and encoding it reports the error.
-func normalized(k *resource.KindInfo, obj resource.Object) resource.Object {
+// Normalize returns a copy of obj as a JSON round trip leaves it, or obj itself when
+// it cannot be encoded.
+//
+// It is for an object a mutating admission hook may have changed; encoding an obj
+// that cannot be encoded reports the error.
+func Normalize(k *resource.KindInfo, obj resource.Object) resource.Object {
 	if norm := normalizerFor(reflect.TypeOf(obj)); norm != nil {
 		// Normalizing works on a copy: a half-done obj must stay usable for the JSON
 		// round trip below.
-		out := objcodec.DeepCopy(obj)
+		out := DeepCopy(obj)
 		if reflect.TypeOf(out) == reflect.TypeOf(obj) && norm(reflect.ValueOf(out).Elem(), true) {
 			return out
 		}

@@ -1,4 +1,4 @@
-package store
+package objcodec
 
 import (
 	"reflect"
@@ -10,16 +10,6 @@ import (
 
 	"github.com/management-service/mgmt/resource"
 )
-
-// Every write encodes the object it stores, and encoding/json is the largest part of
-// a write's CPU: it reaches every value through its generic reflection, allocates for
-// every map entry and sorts map keys through reflection again. appendObject writes
-// the same bytes through an encoder compiled per type, for the types the normalizer
-// covers (normalize.go), which are the ones whose JSON form is fully known here. It
-// answers "no" for any value it cannot write exactly as json.Marshal does (a string
-// that needs escaping goes through json.Marshal on its own; a time outside the years
-// RFC 3339 can write, a json.RawMessage not as json.Marshal writes it, or anything
-// else unusual turns the whole object over to json.Marshal).
 
 // encFunc appends the JSON encoding of v to dst, byte for byte as json.Marshal
 // writes it; false when it cannot.
@@ -36,10 +26,11 @@ type objEncoder struct {
 // marks a type the encoder does not cover.
 var encoders sync.Map // reflect.Type → *objEncoder
 
-// appendObject returns json.Marshal's encoding of obj, a pointer to a struct; false
-// when the compiled encoder does not cover obj's type or value (json.Marshal must
-// then do it).
-func appendObject(obj resource.Object) ([]byte, bool) {
+// Encode returns json.Marshal's encoding of obj, a pointer to a struct, or false
+// when the compiled encoder does not cover obj's type or value.
+//
+// On false, json.Marshal must do it.
+func Encode(obj resource.Object) ([]byte, bool) {
 	v := reflect.ValueOf(obj)
 	e := encoderFor(v.Type())
 	if e == nil || v.IsNil() {

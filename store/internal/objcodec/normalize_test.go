@@ -1,128 +1,28 @@
-package store
+package objcodec
 
 import (
 	"encoding/json"
 	"math/rand"
 	"reflect"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/management-service/mgmt/resource"
-	"github.com/management-service/mgmt/store/internal/objcodec"
+	"github.com/management-service/mgmt/store/internal/objcodec/objcodectest"
 )
-
-// randomFill sets v (and everything below it) to values chosen to hit what a JSON
-// round trip changes: nil, empty and full lists and maps, zero and non-zero times in
-// other zones and below the second, pointers to zero times, strings with escapes, and
-// now and then something that cannot be encoded or does not survive encoding as is.
-func randomFill(r *rand.Rand, v reflect.Value, depth int) {
-	switch v.Type() {
-	case timeType:
-		v.Set(reflect.ValueOf(randomTime(r)))
-		return
-	case rawMessageType:
-		raws := []json.RawMessage{nil, {}, json.RawMessage(`{"f:a":{}}`), json.RawMessage(`{ "a" : 1 }`),
-			json.RawMessage(`{"a":"<b>"}`), json.RawMessage(`{"a":"\u003c"}`), json.RawMessage(`null`),
-			json.RawMessage(`{`), json.RawMessage("\"\xe2\x80\xa8\""), json.RawMessage(`{"k:{\"a\":1}":{}}`)}
-		v.Set(reflect.ValueOf(raws[r.Intn(len(raws))]))
-		return
-	}
-	switch v.Kind() {
-	case reflect.Pointer:
-		if r.Intn(3) == 0 || depth > 6 {
-			v.SetZero()
-			return
-		}
-		n := reflect.New(v.Type().Elem())
-		randomFill(r, n.Elem(), depth+1)
-		v.Set(n)
-	case reflect.Struct:
-		for i := 0; i < v.NumField(); i++ {
-			if v.Type().Field(i).IsExported() {
-				randomFill(r, v.Field(i), depth+1)
-			}
-		}
-	case reflect.Slice:
-		switch r.Intn(4) {
-		case 0:
-			v.SetZero()
-		case 1:
-			v.Set(reflect.MakeSlice(v.Type(), 0, r.Intn(2)))
-		default:
-			n := 1 + r.Intn(3)
-			s := reflect.MakeSlice(v.Type(), n, n)
-			for i := 0; i < n; i++ {
-				randomFill(r, s.Index(i), depth+1)
-			}
-			v.Set(s)
-		}
-	case reflect.Map:
-		switch r.Intn(4) {
-		case 0:
-			v.SetZero()
-		case 1:
-			v.Set(reflect.MakeMap(v.Type()))
-		default:
-			m := reflect.MakeMap(v.Type())
-			for i := 0; i < 1+r.Intn(3); i++ {
-				k := reflect.New(v.Type().Key()).Elem()
-				randomFill(r, k, depth+1)
-				e := reflect.New(v.Type().Elem()).Elem()
-				randomFill(r, e, depth+1)
-				m.SetMapIndex(k, e)
-			}
-			v.Set(m)
-		}
-	case reflect.String:
-		strs := []string{"", "a", "web", "x<y>&z", "line\nbreak \"q\"", "\u2028", "é", "🙂"}
-		if r.Intn(40) == 0 {
-			strs = []string{"\xff", "a\xc3", "\xff\xfe"}
-		}
-		v.SetString(strs[r.Intn(len(strs))])
-	case reflect.Bool:
-		v.SetBool(r.Intn(2) == 0)
-	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
-		v.SetInt(r.Int63n(1000) - 500)
-	}
-}
 
 // reflectCopy copies obj field by field, keeping nil and empty apart.
 func reflectCopy(obj resource.Object) resource.Object {
 	v := reflect.ValueOf(obj)
 	out := reflect.New(v.Type().Elem())
-	objcodec.CopierFor(v.Type().Elem())(out.Elem(), v.Elem())
+	CopierFor(v.Type().Elem())(out.Elem(), v.Elem())
 	return out.Interface().(resource.Object)
 }
 
-func randomTime(r *rand.Rand) resource.Time {
-	zone := time.FixedZone("X", -7*3600+1800)
-	switch r.Intn(10) {
-	case 0:
-		return resource.Time{}
-	case 1:
-		return resource.Time{Time: time.Time{}.In(zone)}
-	case 2:
-		return resource.Time{Time: time.Now()} // monotonic reading, nanoseconds, local zone
-	case 3:
-		return resource.Time{Time: time.Date(2026, 3, 4, 5, 6, 7, 891, zone)}
-	case 4:
-		return resource.Time{Time: time.Date(1, 1, 1, 0, 0, 1, 5, time.UTC)}
-	case 5:
-		if r.Intn(4) == 0 {
-			return resource.Time{Time: time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC)} // cannot be encoded
-		}
-		return resource.Time{Time: time.Date(9999, 12, 31, 23, 59, 59, 999, time.UTC)}
-	case 6:
-		return resource.Time{Time: time.Date(0, 6, 1, 0, 0, 0, 0, time.UTC)}
-	}
-	return resource.NewTime(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
-}
-
 // TestCopyObject_is_the_JSON_round_trip checks, for every built-in kind and many
-// random objects, that copyObject gives exactly what the JSON round trip gives (the
+// random objects, that Copy gives exactly what the JSON round trip gives (the
 // same object, or the same error) and leaves its input alone.
 func TestCopyObject_is_the_JSON_round_trip(t *testing.T) {
 	r := rand.New(rand.NewSource(11))
@@ -132,11 +32,11 @@ func TestCopyObject_is_the_JSON_round_trip(t *testing.T) {
 			fast := 0
 			for i := 0; i < 3000; i++ {
 				obj := k.New()
-				randomFill(r, reflect.ValueOf(obj).Elem(), 0)
+				objcodectest.Fill(r, reflect.ValueOf(obj).Elem(), 0)
 				before := reflectCopy(obj)
 				want, wantErr := jsonCopy(k, obj)
 				shallow := i%2 == 0
-				got, err := copyObject(k, obj, shallow)
+				got, err := Copy(k, obj, shallow)
 				if wantErr != nil {
 					require.Error(t, err)
 					assert.Equal(t, wantErr.Error(), err.Error())
@@ -145,18 +45,18 @@ func TestCopyObject_is_the_JSON_round_trip(t *testing.T) {
 					require.NoError(t, err)
 					require.True(t, reflect.DeepEqual(want, got), "copy differs from the round trip\nwant %#v\ngot  %#v", want, got)
 				}
-				require.True(t, reflect.DeepEqual(before, obj), "copyObject changed its input")
-				if norm := normalizerFor(reflect.TypeOf(obj)); norm(reflect.ValueOf(objcodec.DeepCopy(obj)).Elem(), true) {
+				require.True(t, reflect.DeepEqual(before, obj), "Copy changed its input")
+				if norm := normalizerFor(reflect.TypeOf(obj)); norm(reflect.ValueOf(DeepCopy(obj)).Elem(), true) {
 					fast++
 					// Checking agrees with fixing: only what fixing leaves as it is passes.
 					fixed := reflectCopy(obj)
 					norm(reflect.ValueOf(fixed).Elem(), true)
 					assert.Equal(t, reflect.DeepEqual(fixed, obj), norm(reflect.ValueOf(obj).Elem(), false))
 				}
-				// normalized (after admission hooks) agrees with the round trip too.
+				// Normalize (after admission hooks) agrees with the round trip too.
 				if wantErr == nil {
-					n := normalized(k, objcodec.DeepCopy(obj))
-					require.True(t, reflect.DeepEqual(want, n), "normalized differs from the round trip")
+					n := Normalize(k, DeepCopy(obj))
+					require.True(t, reflect.DeepEqual(want, n), "Normalize differs from the round trip")
 				}
 			}
 			assert.Greater(t, fast, 300, "objects take the fast path")
@@ -238,7 +138,7 @@ func TestCopyObject_leaves_what_it_does_not_know_to_JSON(t *testing.T) {
 	require.NotNil(t, normalizerFor(reflect.TypeOf(&withNullableRaw{})))
 
 	k := &resource.KindInfo{Kind: "WithHidden", New: func() resource.Object { return &withHidden{} }}
-	got, err := copyObject(k, &withHidden{Hidden: "x"}, true)
+	got, err := Copy(k, &withHidden{Hidden: "x"}, true)
 	require.NoError(t, err)
 	assert.Equal(t, "", got.(*withHidden).Hidden, "a field JSON leaves out is lost, as before")
 
@@ -250,9 +150,9 @@ func TestCopyObject_leaves_what_it_does_not_know_to_JSON(t *testing.T) {
 	r := rand.New(rand.NewSource(17))
 	for i := 0; i < 2000; i++ {
 		in := &plainHostKind{}
-		randomFill(r, reflect.ValueOf(in).Elem(), 0)
+		objcodectest.Fill(r, reflect.ValueOf(in).Elem(), 0)
 		want, wantErr := jsonCopy(hk, in)
-		got, err := copyObject(hk, in, i%2 == 0)
+		got, err := Copy(hk, in, i%2 == 0)
 		if wantErr != nil {
 			require.Error(t, err)
 			assert.Equal(t, wantErr.Error(), err.Error())
@@ -268,7 +168,7 @@ func TestCopyObject_leaves_what_it_does_not_know_to_JSON(t *testing.T) {
 		{Raw: json.RawMessage(`[1, 2]`), Notes: map[string]int{"a": 1}},
 	} {
 		want, wantErr := jsonCopy(k, in)
-		got, err := copyObject(k, in, false)
+		got, err := Copy(k, in, false)
 		if wantErr != nil {
 			assert.Equal(t, wantErr.Error(), err.Error())
 			continue
@@ -279,7 +179,7 @@ func TestCopyObject_leaves_what_it_does_not_know_to_JSON(t *testing.T) {
 }
 
 // FuzzMarshaledJSON checks that what marshaledJSON accepts is valid JSON that
-// json.Marshal writes unchanged, which is what lets copyObject keep a
+// json.Marshal writes unchanged, which is what lets Copy keep a
 // json.RawMessage as it is.
 func FuzzMarshaledJSON(f *testing.F) {
 	for _, s := range []string{`{}`, `[]`, `{"f:a":{},"f:b":{".":{},"k:{\"x\":1}":{}}}`, `{ "a" : 1 }`, `{"a":"<"}`,
@@ -302,7 +202,7 @@ func TestMarshaledJSON_accepts_what_json_Marshal_writes(t *testing.T) {
 	r := rand.New(rand.NewSource(3))
 	for i := 0; i < 2000; i++ {
 		p := &resource.Project{}
-		randomFill(r, reflect.ValueOf(p).Elem(), 0)
+		objcodectest.Fill(r, reflect.ValueOf(p).Elem(), 0)
 		b, err := json.Marshal(p.ObjectMeta.Labels)
 		if err != nil {
 			continue

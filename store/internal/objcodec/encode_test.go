@@ -1,4 +1,4 @@
-package store
+package objcodec
 
 import (
 	"encoding/json"
@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/management-service/mgmt/resource"
+	"github.com/management-service/mgmt/store/internal/objcodec/objcodectest"
 )
 
 // TestAppendObject_writes_what_json_Marshal_writes encodes random objects of every
@@ -23,14 +24,14 @@ func TestAppendObject_writes_what_json_Marshal_writes(t *testing.T) {
 		require.NotNil(t, encoderFor(reflect.TypeOf(k.New())), k.Kind)
 		for i := 0; i < 3000; i++ {
 			obj := k.New()
-			randomFill(r, reflect.ValueOf(obj).Elem(), 0)
+			objcodectest.Fill(r, reflect.ValueOf(obj).Elem(), 0)
 			objs := []resource.Object{obj}
-			if work, err := copyObject(k, obj, false); err == nil {
+			if work, err := Copy(k, obj, false); err == nil {
 				objs = append(objs, work)
 			}
 			for _, o := range objs {
 				want, wantErr := json.Marshal(o)
-				got, ok := appendObject(o)
+				got, ok := Encode(o)
 				if !ok {
 					continue
 				}
@@ -82,9 +83,9 @@ func TestAppendObject_covers_what_it_claims(t *testing.T) {
 	encoded := 0
 	for i := 0; i < 5000; i++ {
 		obj := &encTest{}
-		randomFill(r, reflect.ValueOf(obj).Elem(), 0)
+		objcodectest.Fill(r, reflect.ValueOf(obj).Elem(), 0)
 		want, wantErr := json.Marshal(obj)
-		got, ok := appendObject(obj)
+		got, ok := Encode(obj)
 		if !ok {
 			continue
 		}
@@ -122,7 +123,7 @@ func (o *encIsZero) GetTypeMeta() *resource.TypeMeta     { return &o.TypeMeta }
 func TestAppendObject_refuses_what_it_does_not_know(t *testing.T) {
 	assert.Nil(t, encoderFor(reflect.TypeFor[*encFloat]()))
 	assert.Nil(t, encoderFor(reflect.TypeFor[*encIsZero]()))
-	_, ok := appendObject(&encIsZero{})
+	_, ok := Encode(&encIsZero{})
 	assert.False(t, ok)
 }
 
@@ -227,7 +228,7 @@ func FuzzAppendJSONString(f *testing.F) {
 		}
 		want, err = json.Marshal(obj)
 		require.NoError(t, err)
-		if got, ok := appendObject(obj); ok {
+		if got, ok := Encode(obj); ok {
 			require.Equal(t, string(want), string(got))
 		}
 	})
