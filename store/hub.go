@@ -30,13 +30,8 @@ import (
 // and one that asked for bookmarks (which need the backend's word that every event
 // up to a revision was delivered).
 
-// watchRingSize is how many events the hub keeps.
-var watchRingSize = 1024
-
-// hubFallback, set by tests, learns of every watch that leaves the hub, and how many
-// events of its current revision it had looked at.
-var hubFallback func(skip int)
-
+// watchHub follows the backend for a store's watches, keeping its latest
+// [Options.WatchCacheEvents] events in a ring.
 type watchHub struct {
 	cancel context.CancelFunc
 	exited chan struct{}
@@ -81,7 +76,7 @@ func (s *Store) hub(from int64) *watchHub {
 		cancel()
 		return nil
 	}
-	h := &watchHub{cancel: cancel, exited: make(chan struct{}), ring: make([]*hubEvent, watchRingSize),
+	h := &watchHub{cancel: cancel, exited: make(chan struct{}), ring: make([]*hubEvent, s.opts.WatchCacheEvents),
 		dropped: from, notify: make(chan struct{})}
 	s.watchHub = h
 	go h.run(ctx, bw)
@@ -216,8 +211,8 @@ func (s *Store) runHubWatch(ctx context.Context, w *Watcher, h *watchHub, q int6
 	if c.count > 0 || c.behind {
 		start, skip = c.last, c.count
 	}
-	if hubFallback != nil {
-		hubFallback(skip)
+	if s.hubFallback != nil {
+		s.hubFallback(skip)
 	}
 	bw, err := s.b.Watch(ctx, backend.WatchOptions{Prefix: prefix, StartRevision: start})
 	if err != nil {

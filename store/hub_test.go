@@ -71,22 +71,19 @@ func TestWatchHub_delivers_what_a_backend_watch_delivers(t *testing.T) {
 }
 
 func testHubAgainstBackend(t *testing.T, ring int) {
-	defer func(n int) { watchRingSize = n }(watchRingSize)
-	watchRingSize = ring
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	s, b := newTestStore(t, Options{BookmarkInterval: 24 * time.Hour, WatchBuffer: 4, WatchCacheEvents: ring})
 	var mu sync.Mutex
 	fallbacks, midRevision := 0, 0
-	hubFallback = func(skip int) {
+	SetHubFallback(s, func(skip int) {
 		mu.Lock()
 		defer mu.Unlock()
 		fallbacks++
 		if skip > 0 {
 			midRevision++
 		}
-	}
-	defer func() { hubFallback = nil }()
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	s, b := newTestStore(t, Options{BookmarkInterval: 24 * time.Hour, WatchBuffer: 4})
+	})
 
 	r := rand.New(rand.NewSource(7))
 	namespaces := []string{"p-a", "p-b"}

@@ -50,6 +50,12 @@ type Options struct {
 	// reading; 0 means 100. A consumer that stays behind longer than the backend
 	// keeps history gets an ERROR event with 410 Expired; writers never wait for it.
 	WatchBuffer int
+	// WatchCacheEvents is how many of the latest events the store keeps in memory for
+	// its watches, which share one backend watch and decode each event once; 0 means
+	// 1024. A watch these events cannot serve (it starts before them or falls behind
+	// them) follows the backend with a watch of its own, as one that asks for
+	// bookmarks always does.
+	WatchCacheEvents int
 	// BookmarkInterval is the least time between two bookmarks of a watch that asked
 	// for them; 0 means one minute.
 	BookmarkInterval time.Duration

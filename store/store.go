@@ -40,6 +40,10 @@ type Store struct {
 	hubMu     sync.Mutex
 	watchHub  *watchHub // nil until the first watch that uses it
 	hubClosed bool
+	// hubFallback, set by tests (SetHubFallback) before the first watch, learns of
+	// every watch that leaves the hub, and how many events of its current revision
+	// it had looked at.
+	hubFallback func(skip int)
 }
 
 // New returns a store over b. It starts the store's background work (the reaper of
@@ -70,6 +74,9 @@ func New(b backend.Backend, opts Options) (*Store, error) {
 	}
 	if s.opts.WatchBuffer <= 0 {
 		s.opts.WatchBuffer = 100
+	}
+	if s.opts.WatchCacheEvents <= 0 {
+		s.opts.WatchCacheEvents = 1024
 	}
 	if s.opts.BookmarkInterval <= 0 {
 		s.opts.BookmarkInterval = 60e9
