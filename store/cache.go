@@ -148,8 +148,8 @@ func (s *Store) unmarshal(k *resource.KindInfo, key string, data []byte, out res
 // only copies.
 func (s *Store) stored(k *resource.KindInfo, key string, modRev int64, data []byte, stamp int64, t reflect.Type) (resource.Object, string, error) {
 	if e := s.cache.entry(key, modRev); e.obj != nil && reflect.TypeOf(e.obj) == t {
-		if resultCheck != nil {
-			resultCheck(s, k, key, data, e.obj)
+		if c := s.resultCheck(); c != nil {
+			c.checkResult(k, key, data, e.obj)
 		}
 		rv := e.rv
 		if stamp != modRev {
@@ -198,6 +198,23 @@ func (tx *Tx) giveResult(out, written resource.Object, rev int64) error {
 	return nil
 }
 
-// resultCheck, set by tests, is shown every object a commit remembers as the one
-// stored at key with bytes data, and every object the cache serves for them.
-var resultCheck func(s *Store, k *resource.KindInfo, key string, data []byte, stored resource.Object)
+// resultChecker is implemented by *Store only in the store's own test binary
+// (export_test.go), where every object a commit remembers as the one stored at a key,
+// and every object the cache serves for it, is checked against the stored bytes. In
+// a program no *Store implements it, and nothing is checked.
+type resultChecker interface {
+	// checkingResults reports whether the check is on (it is off in benchmarks).
+	checkingResults() bool
+	// checkResult checks stored, remembered as the object stored at key with bytes
+	// data.
+	checkResult(k *resource.KindInfo, key string, data []byte, stored resource.Object)
+}
+
+// resultCheck returns the tests' check of remembered objects, or nil when it is
+// off (always in a program).
+func (s *Store) resultCheck() resultChecker {
+	if c, ok := any(s).(resultChecker); ok && c.checkingResults() {
+		return c
+	}
+	return nil
+}

@@ -12,13 +12,11 @@ import (
 	"github.com/management-service/mgmt/resource"
 )
 
-// TestMain runs the package's tests with every write checking that what it hands to
-// the cache and the tracker is exactly the stored object (benchmarks run without).
+// TestMain runs the package's tests, in which every write checks that what it hands
+// to the cache and the tracker is exactly the stored object (see resultChecker), and
+// fails them when one was not.
 func TestMain(m *testing.M) {
 	flag.Parse()
-	if f := flag.Lookup("test.bench"); f == nil || f.Value.String() == "" {
-		resultCheck = checkResult
-	}
 	code := m.Run()
 	if n := len(resultProblems()); n > 0 {
 		fmt.Fprintf(os.Stderr, "%d writes remembered an object other than the stored one; the first: %s\n", n, resultProblems()[0])
@@ -38,8 +36,15 @@ func resultProblems() []string {
 	return append([]string(nil), problems...)
 }
 
+// checkingResults makes *Store a resultChecker in the store's tests: every store
+// checks what it remembers, except in benchmarks, which measure the store without.
+func (s *Store) checkingResults() bool {
+	f := flag.Lookup("test.bench")
+	return f == nil || f.Value.String() == ""
+}
+
 // checkResult decodes data the way reads do and compares.
-func checkResult(s *Store, k *resource.KindInfo, key string, data []byte, stored resource.Object) {
+func (s *Store) checkResult(k *resource.KindInfo, key string, data []byte, stored resource.Object) {
 	fail := func(format string, args ...any) {
 		problemsMu.Lock()
 		problems = append(problems, key+": "+fmt.Sprintf(format, args...))

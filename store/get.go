@@ -51,8 +51,8 @@ func (s *Store) Get(ctx context.Context, namespace, name string, out resource.Ob
 // comes from a read of the backend: a stale entry is a miss, never a wrong answer.
 func (s *Store) getCached(ctx context.Context, k *resource.KindInfo, key, name string, out resource.Object) (bool, error) {
 	hg, ok := s.b.(backend.HeadGetter)
-	if !ok || s.cache == nil || resultCheck != nil || !s.cache.has(key) {
-		// resultCheck (tests) compares every answer with the stored bytes.
+	if !ok || s.cache == nil || s.resultCheck() != nil || !s.cache.has(key) {
+		// The tests' resultCheck compares every answer with the stored bytes.
 		return false, nil
 	}
 	head, err := hg.GetHead(ctx, key)

@@ -295,8 +295,8 @@ func (tx *Tx) commit() (int64, error) {
 		tx.rev, tx.rv = rev, formatRV(rev)
 		for _, key := range tx.order {
 			if e, _ := tx.entry(key); e.obj != nil {
-				if resultCheck != nil {
-					resultCheck(tx.s, e.kind, key, e.value, e.obj)
+				if c := tx.s.resultCheck(); c != nil {
+					c.checkResult(e.kind, key, e.value, e.obj)
 				}
 				tx.s.cache.putRV(key, rev, tx.rv, e.obj)
 			}
