@@ -29,8 +29,8 @@ type FindMember func(b []byte, key string) (value []byte, ok bool)
 // data is json.Marshal's encoding of an object whose metadata has no managedFields
 // and generation gen; the result is what json.Marshal writes for the object with
 // generation newGen and managedFields mf, or false when SpliceMeta cannot write
-// that. find locates the metadata and its generation in data (objcodec scans no
-// JSON of its own).
+// that. find locates the metadata and its generation in data (objcodec has no
+// member scanner of its own).
 func SpliceMeta(data []byte, gen, newGen int64, mf []resource.ManagedFieldsEntry, find FindMember) (out []byte, ok bool) {
 	meta, ok := find(data, "metadata")
 	if !ok || len(meta) < 3 || meta[0] != '{' {
