@@ -577,13 +577,13 @@ func TestRead_NeverReportsAnUnpublishedRevision(t *testing.T) {
 	put(t, b, "k", "1")
 	inWindow, release := make(chan struct{}), make(chan struct{})
 	var once sync.Once
-	badger.SetCommittedHook(func() {
+	badger.SetCommittedHook(b, func() {
 		once.Do(func() {
 			close(inWindow)
 			<-release
 		})
 	})
-	defer badger.SetCommittedHook(nil)
+	defer badger.SetCommittedHook(b, nil)
 	go func() { put(t, b, "k", "2") }()
 	<-inWindow
 

@@ -52,6 +52,9 @@ type Backend struct {
 	dir  string
 	db   *dgbadger.DB
 	log  *slog.Logger
+	// committedHook, set only by tests, runs in the committer after a commit is
+	// visible in badger and before its revision is published.
+	committedHook atomic.Pointer[func()]
 
 	// The queue of write transactions, taken by the committer goroutine.
 	qmu     sync.Mutex

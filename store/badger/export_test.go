@@ -45,4 +45,10 @@ func KeyCounts(b *Backend) (current, history, events int, err error) {
 
 // SetCommittedHook sets a function the committer runs after each commit is visible
 // in badger and before its revision is published; nil removes it.
-func SetCommittedHook(f func()) { testHookCommitted = f }
+func SetCommittedHook(b *Backend, f func()) {
+	if f == nil {
+		b.committedHook.Store(nil)
+		return
+	}
+	b.committedHook.Store(&f)
+}

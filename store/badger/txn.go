@@ -19,10 +19,6 @@ const (
 	maxBatchBytes = 4 << 20 // soft: the transaction that crosses it is the last one
 )
 
-// testHookCommitted, set by tests, runs in the committer after a commit is visible
-// in badger and before its revision is published.
-var testHookCommitted func()
-
 // txnReq is a transaction queued for the committer.
 type txnReq struct {
 	ctx  context.Context
@@ -248,8 +244,8 @@ func (b *Backend) commitBatch(reqs []*txnReq) int {
 			}
 			return n
 		}
-		if testHookCommitted != nil {
-			testHookCommitted()
+		if hook := b.committedHook.Load(); hook != nil {
+			(*hook)()
 		}
 		b.batches.Add(1)
 		b.txns.Add(int64(n))
