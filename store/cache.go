@@ -187,8 +187,8 @@ func (s *Store) result(k *resource.KindInfo, key string, data []byte, rev int64,
 // concurrent reader would take for the stored object.
 //
 // written is exactly what decoding the stored bytes gives (writes start from
-// objcodec.Copy's round-trip-exact copy and change it only in ways a round trip keeps),
-// so the caller gets back the stored object.
+// objcodec.Copy's round-trip-exact copy and change it only in ways a round trip
+// keeps), so the caller gets back the stored object.
 func (tx *Tx) giveResult(out, written resource.Object, rev int64) error {
 	written.GetObjectMeta().ResourceVersion = ""
 	moveInto(out, written)
