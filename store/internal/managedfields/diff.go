@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strconv"
 	"sync"
+
+	"github.com/management-service/mgmt/resource/jsonscan"
 )
 
 // neverTrackedMeta reports whether a metadata field is never recorded by any entry:
@@ -98,15 +100,15 @@ func (t *tape) name(m *member) []byte {
 }
 
 // setName records the name encoded (without quotes) at t.b[s:e] in m and returns it
-// decoded; flags are what scanString reported about it.
-func (t *tape) setName(m *member, s, e int, flags uint8) []byte {
+// decoded; flags are what jsonscan.ScanString reported about it.
+func (t *tape) setName(m *member, s, e int, flags jsonscan.Flags) []byte {
 	name := t.b[s:e]
-	if flags == 0 || !needsUnquote(name) {
+	if flags == 0 || !jsonscan.NeedsUnquote(name) {
 		m.ns, m.ne = s, e
 		return name
 	}
 	n := len(t.names)
-	t.names = appendUnquoted(t.names, name)
+	t.names = jsonscan.AppendUnquoted(t.names, name)
 	m.ns, m.ne, m.esc = n, len(t.names), true
 	return t.names[n:]
 }
@@ -215,7 +217,7 @@ func (d *differ) compare(oldObj, newObj []byte, s scope) error {
 // parseTop parses t.b, which must be one JSON object and nothing else, as the value
 // of m; hm is the object in h to compare with (h may be nil).
 func (d *differ) parseTop(t *tape, m *member, h *tape, hm *member) bool {
-	i := skipSpace(t.b, 0)
+	i := jsonscan.SkipSpace(t.b, 0)
 	if i >= len(t.b) || t.b[i] != '{' {
 		return false
 	}
@@ -227,7 +229,7 @@ func (d *differ) parseTop(t *tape, m *member, h *tape, hm *member) bool {
 	}
 	var ok bool
 	m.ve, m.k0, m.k1, m.ready, ok = d.parseObject(t, m.vs, 1, h, hm, shift, diffAt)
-	return ok && skipSpace(t.b, m.ve) == len(t.b)
+	return ok && jsonscan.SkipSpace(t.b, m.ve) == len(t.b)
 }
 
 // parseObject validates the object at t.b[vs] == '{', at nesting depth depth, parses
@@ -241,12 +243,12 @@ func (d *differ) parseTop(t *tape, m *member, h *tape, hm *member) bool {
 // one ends). Values inside that range need no comparing, and passing the knowledge
 // down keeps the comparing linear however deep the objects nest.
 func (d *differ) parseObject(t *tape, vs, depth int, h *tape, hm *member, shift, diffAt int) (ve, k0, k1 int, ready, ok bool) {
-	if depth > maxNestingDepth {
+	if depth > jsonscan.MaxDepth {
 		return
 	}
 	b := t.b
 	base := len(d.stk)
-	i := skipSpace(b, vs+1)
+	i := jsonscan.SkipSpace(b, vs+1)
 	if i < len(b) && b[i] == '}' {
 		return i + 1, len(t.m), len(t.m), true, true
 	}
@@ -259,17 +261,17 @@ func (d *differ) parseObject(t *tape, vs, depth int, h *tape, hm *member, shift,
 		if i >= len(b) || b[i] != '"' {
 			return
 		}
-		end, flags, sok := scanString(b, i)
-		if !sok {
+		end, flags, err := jsonscan.ScanString(b, i)
+		if err != nil {
 			return
 		}
 		var c member
 		name := t.setName(&c, i+1, end-1, flags)
-		i = skipSpace(b, end)
+		i = jsonscan.SkipSpace(b, end)
 		if i >= len(b) || b[i] != ':' {
 			return
 		}
-		c.vs, c.ve, c.k0, c.k1 = skipSpace(b, i+1), -1, -1, -1
+		c.vs, c.ve, c.k0, c.k1 = jsonscan.SkipSpace(b, i+1), -1, -1, -1
 		var (
 			hc            *member
 			cShift, cDiff int
@@ -298,7 +300,7 @@ func (d *differ) parseObject(t *tape, vs, depth int, h *tape, hm *member, shift,
 				return
 			}
 		default:
-			if c.ve, ok = skipValue(b, c.vs, depth+1); !ok {
+			if c.ve, ok = jsonscan.SkipValue(b, c.vs, depth+1); !ok {
 				return
 			}
 		}
@@ -306,12 +308,12 @@ func (d *differ) parseObject(t *tape, vs, depth int, h *tape, hm *member, shift,
 			sorted = false
 		}
 		d.stk = append(d.stk, c)
-		i = skipSpace(b, c.ve)
+		i = jsonscan.SkipSpace(b, c.ve)
 		if i >= len(b) {
 			return
 		}
 		if b[i] == ',' {
-			i = skipSpace(b, i+1)
+			i = jsonscan.SkipSpace(b, i+1)
 			continue
 		}
 		if b[i] != '}' {
@@ -398,7 +400,9 @@ func findName(t *tape, ms []member, name []byte) int {
 	return -1
 }
 
-func isDelim(c byte) bool { return c == ',' || c == '}' || c == ']' || isSpace(c) }
+func isDelim(c byte) bool {
+	return c == ',' || c == '}' || c == ']' || c == ' ' || c == '\t' || c == '\n' || c == '\r'
+}
 
 // kindAt classifies the value of m in t.
 func kindAt(t *tape, m *member) valueKind {
@@ -407,7 +411,7 @@ func kindAt(t *tape, m *member) valueKind {
 		return absent
 	case t.b[m.vs] != '{':
 		return scalar
-	case m.k0 >= 0 && m.k1 > m.k0, m.k0 < 0 && t.b[skipSpace(t.b, m.vs+1)] != '}':
+	case m.k0 >= 0 && m.k1 > m.k0, m.k0 < 0 && t.b[jsonscan.SkipSpace(t.b, m.vs+1)] != '}':
 		return object
 	}
 	return emptyObj
@@ -514,16 +518,16 @@ func (d *differ) dom(t *tape, i int) member {
 		obj := b[i] == '{'
 		base := len(d.stk)
 		m.ready = true // arrays keep their order; objects are sorted when compared
-		j := skipSpace(b, i+1)
+		j := jsonscan.SkipSpace(b, i+1)
 		if b[j] != '}' && b[j] != ']' {
 			for {
 				var c member
 				var name []byte
 				if obj {
-					end, flags, _ := scanString(b, j)
+					end, flags, _ := jsonscan.ScanString(b, j)
 					var n member
 					name = t.setName(&n, j+1, end-1, flags)
-					j = skipSpace(b, skipSpace(b, end)+1) // past ':'
+					j = jsonscan.SkipSpace(b, jsonscan.SkipSpace(b, end)+1) // past ':'
 					c = d.dom(t, j)
 					c.ns, c.ne, c.esc = n.ns, n.ne, n.esc
 				} else {
@@ -533,10 +537,10 @@ func (d *differ) dom(t *tape, i int) member {
 					m.ready = false
 				}
 				d.stk = append(d.stk, c)
-				if j = skipSpace(b, c.ve); b[j] != ',' {
+				if j = jsonscan.SkipSpace(b, c.ve); b[j] != ',' {
 					break
 				}
-				j = skipSpace(b, j+1)
+				j = jsonscan.SkipSpace(b, j+1)
 			}
 		}
 		m.k0 = len(t.m)
@@ -544,9 +548,9 @@ func (d *differ) dom(t *tape, i int) member {
 		m.k1, m.ve = len(t.m), j+1
 		d.stk = d.stk[:base]
 	case '"':
-		m.ve, _, _ = scanString(b, i)
+		m.ve, _, _ = jsonscan.ScanString(b, i)
 	default:
-		m.ve, _ = skipValue(b, i, 0)
+		m.ve, _ = jsonscan.SkipValue(b, i, 0)
 	}
 	return m
 }
@@ -573,17 +577,17 @@ func (d *differ) eqDOM(x, y member) bool {
 		if bytes.Equal(s, t) {
 			return true
 		}
-		if !needsUnquote(s) && !needsUnquote(t) {
+		if !jsonscan.NeedsUnquote(s) && !jsonscan.NeedsUnquote(t) {
 			return false
 		}
-		return bytes.Equal(unquoted(s), unquoted(t))
+		return bytes.Equal(jsonscan.Unquote(s), jsonscan.Unquote(t))
 	case isNumberStart(ca) && isNumberStart(cb):
 		return numbersEqualBytes(av, bv)
 	}
 	return bytes.Equal(av, bv) // true, false, null, or values of different kinds
 }
 
-func isNumberStart(c byte) bool { return c == '-' || isDigit(c) }
+func isNumberStart(c byte) bool { return c == '-' || '0' <= c && c <= '9' }
 
 // emitter writes a set in canonical FieldsV1 form while an object is walked in name
 // order: open and close bracket an object field, leaf adds a member without children.
@@ -609,7 +613,7 @@ func (e *emitter) key(name []byte) {
 		e.buf = append(e.buf, ',')
 	}
 	e.buf = append(e.buf, `"f:`...)
-	e.buf = appendEscaped(e.buf, name)
+	e.buf = jsonscan.AppendEscaped(e.buf, name)
 	e.buf = append(e.buf, '"', ':')
 }
 
@@ -662,6 +666,42 @@ func (e *emitter) set() []byte {
 	}
 	e.buf = append(e.buf, '}')
 	return e.buf[:len(e.buf):len(e.buf)]
+}
+
+// numbersEqualBytes is numbersEqual for number literals as written.
+func numbersEqualBytes(a, b []byte) bool {
+	if bytes.Equal(a, b) {
+		return true
+	}
+	if x, ok := smallInt(a); ok {
+		if y, ok := smallInt(b); ok {
+			return x == y
+		}
+	}
+	return numbersEqual(json.Number(a), json.Number(b))
+}
+
+// smallInt parses an integer literal of at most 18 digits, which always fits an
+// int64.
+func smallInt(s []byte) (int64, bool) {
+	neg := len(s) > 0 && s[0] == '-'
+	if neg {
+		s = s[1:]
+	}
+	if len(s) == 0 || len(s) > 18 {
+		return 0, false
+	}
+	var n int64
+	for _, c := range s {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		n = n*10 + int64(c-'0')
+	}
+	if neg {
+		n = -n
+	}
+	return n, true
 }
 
 func numbersEqual(a, b json.Number) bool {

@@ -11,7 +11,6 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/management-service/mgmt/resource"
@@ -546,59 +545,5 @@ func FuzzUpdateRawMatchesReference(f *testing.F) {
 		}
 		entries := []resource.ManagedFieldsEntry{{Manager: "x", Operation: resource.ManagedFieldsOperationUpdate, FieldsV1: a}}
 		checkUpdate(t, entries, b, b, w)
-	})
-}
-
-// TestAppendStringMatchesMarshal checks the JSON string writer and reader against
-// encoding/json on awkward strings.
-func TestAppendStringMatchesMarshal(t *testing.T) {
-	for _, s := range append(fuzzStrings, fuzzNames...) {
-		want, _ := json.Marshal(s)
-		assert.Equal(t, string(want), string(appendString(nil, []byte(s))), "appendString(%q) against json.Marshal", s)
-		var dec string
-		require.NoError(t, json.Unmarshal(want, &dec))
-		assert.Equal(t, dec, string(appendUnquoted(nil, want[1:len(want)-1])), "appendUnquoted(%s)", want)
-	}
-}
-
-// FuzzJSONStrings checks the string scanner, decoder and encoder against
-// encoding/json on arbitrary bytes.
-func FuzzJSONStrings(f *testing.F) {
-	for _, s := range []string{`"abc"`, `"a\u0062\n\"\\\/"`, `"\ud800\udc00\ud800x\udc00"`, "\"\xff\xfe\"", `"\u00"`,
-		`"` + strings.Repeat("12345678", 5) + `\t"`, "\"\x01\"", `"<>&` + "\u2028\"", `"\uD83D\ude00"`} {
-		f.Add([]byte(s))
-	}
-	f.Fuzz(func(t *testing.T, data []byte) {
-		enc, _ := json.Marshal(string(data))
-		if got := appendString(nil, data); !bytes.Equal(got, enc) {
-			require.Failf(t, "appendString differs from json.Marshal", "appendString(%q) = %s, json.Marshal %s", data, got, enc)
-		}
-		if len(data) == 0 || data[0] != '"' {
-			return // not a string; encoding/json would skip leading white space
-		}
-		var want string
-		werr := json.Unmarshal(data, &want)
-		padded := append(bytes.Clone(data), ' ')
-		end, flags, ok := scanString(padded, 0)
-		valid := ok && end <= len(data) && skipSpace(data, end) == len(data)
-		if valid != (werr == nil) {
-			require.Failf(t, "scanString differs from encoding/json", "scanString(%q) valid %v, encoding/json: %v", data, valid, werr)
-		}
-		if !valid {
-			return
-		}
-		in := data[1 : end-1]
-		if got := appendUnquoted(nil, in); string(got) != want {
-			require.Failf(t, "appendUnquoted differs from encoding/json", "appendUnquoted(%q) = %q, want %q", data, got, want)
-		}
-		if !needsUnquote(in) && string(in) != want {
-			require.Failf(t, "needsUnquote is wrong", "needsUnquote(%q) is false, but it decodes to %q", data, want)
-		}
-		if flags == 0 && string(in) != want {
-			require.Failf(t, "scanString's flags are wrong", "scanString(%q) flags 0, but it decodes to %q", data, want)
-		}
-		if got := string(unquoted(in)); got != want {
-			require.Failf(t, "unquoted differs from encoding/json", "unquoted(%q) = %q, want %q", data, got, want)
-		}
 	})
 }

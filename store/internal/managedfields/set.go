@@ -12,6 +12,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/management-service/mgmt/resource/jsonscan"
 )
 
 // Set is a set of field paths, the value of a managedFields entry's fieldsV1. A path
@@ -55,7 +57,7 @@ func (s Set) Has(path ...string) bool {
 	n, i := s.enc, 0 // the node at n[i]
 	var buf [64]byte
 	for _, k := range path {
-		want := appendString(buf[:0], []byte(k))
+		want := jsonscan.AppendQuote(buf[:0], []byte(k))
 		want = want[1 : len(want)-1]
 		_, c := nodeHead(n, i)
 		for {
@@ -152,28 +154,15 @@ func appendNode(dst []byte, member bool, kids []byte) []byte {
 	return append(dst, '}')
 }
 
+// Masks for testing the 8 bytes of a uint64 at once: x^(lsb*c) has a zero byte where
+// x has c, and ((y-lsb)&^y)&msb marks the first zero byte of y.
+const (
+	lsb = 0x0101010101010101
+	msb = 0x8080808080808080
+)
+
 // endOfKey returns the index of the closing quote of the encoded key at r[0] == '"'.
-func endOfKey(r []byte) int {
-	i := 1
-	for {
-		for i+8 <= len(r) {
-			x := binary.LittleEndian.Uint64(r[i:])
-			q, bs := x^(lsb*'"'), x^(lsb*'\\')
-			if m := ((q-lsb)&^q | (bs-lsb)&^bs) & msb; m != 0 {
-				i += bits.TrailingZeros64(m) >> 3
-				break
-			}
-			i += 8
-		}
-		for r[i] != '"' && r[i] != '\\' {
-			i++
-		}
-		if r[i] == '"' {
-			return i
-		}
-		i += 2
-	}
-}
+func endOfKey(r []byte) int { return jsonscan.Skip(r, 0) - 1 }
 
 // endOfNode returns the index after the node encoding at r[i] == '{', or with
 // depth 1 after the closing brace of the node whose child (or closing brace) is at
@@ -213,7 +202,7 @@ func keyCmp(a, b []byte) int {
 		return 0
 	}
 	if bytes.IndexByte(a, '\\') >= 0 || bytes.IndexByte(b, '\\') >= 0 {
-		a, b = appendUnquoted(nil, a), appendUnquoted(nil, b)
+		a, b = jsonscan.AppendUnquoted(nil, a), jsonscan.AppendUnquoted(nil, b)
 	}
 	return keyCmpDecoded(a, b)
 }
@@ -578,7 +567,7 @@ func parseNode(obj map[string]any, path []string) (member bool, kids []byte, err
 		if len(kids) > 0 {
 			kids = append(kids, ',')
 		}
-		kids = appendString(kids, []byte(list[i].key))
+		kids = jsonscan.AppendQuote(kids, []byte(list[i].key))
 		kids = append(kids, ':')
 		kids = append(kids, enc...)
 		i = j
@@ -597,7 +586,7 @@ func isCanonical(raw []byte) bool {
 }
 
 func canonicalNode(b []byte, i int, root bool, depth int) (int, bool) {
-	if depth > maxNestingDepth {
+	if depth > jsonscan.MaxDepth {
 		return 0, false
 	}
 	i++
@@ -624,8 +613,8 @@ func canonicalNode(b []byte, i int, root bool, depth int) (int, bool) {
 		plain := j < len(b) && b[j] == '"'
 		end := j + 1
 		if !plain {
-			var ok bool
-			if end, _, ok = scanString(b, i); !ok {
+			var err error
+			if end, _, err = jsonscan.ScanString(b, i); err != nil {
 				return 0, false
 			}
 		}
@@ -687,12 +676,12 @@ func canonicalKeyBytes(key []byte, plain bool) bool {
 			return err == nil && strconv.Itoa(n) == string(key[2:])
 		}
 	}
-	dec := string(appendUnquoted(nil, key))
+	dec := string(jsonscan.AppendUnquoted(nil, key))
 	ck, err := canonicalKey(dec)
 	if err != nil || ck != dec {
 		return false
 	}
-	enc := appendString(nil, []byte(ck))
+	enc := jsonscan.AppendQuote(nil, []byte(ck))
 	return bytes.Equal(enc[1:len(enc)-1], key)
 }
 
