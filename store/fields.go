@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/management-service/mgmt/resource"
+	"github.com/management-service/mgmt/resource/jsonscan"
 	"github.com/management-service/mgmt/store/internal/objcodec"
 )
 
@@ -66,7 +67,7 @@ func moveInto(dst, src resource.Object) {
 
 // specChanged reports whether two encodings of objects of one kind differ anywhere
 // but in apiVersion, kind, metadata and status. Both come from encoding/json, so
-// they are compact. Members are compared by key (a repeated key counts once, with its
+// they are valid and compact. Members are compared by key (a repeated key counts once, with its
 // last value).
 func specChanged(a, b []byte) bool {
 	var bufA, bufB [16]member
@@ -120,109 +121,24 @@ func findMember(ms []member, key []byte) (member, bool) {
 	return member{}, false
 }
 
-// members appends the members of the compact JSON object b to dst; false when b is
-// not one.
+// members appends the members of the JSON object b to dst; false when b is not one.
 func members(b []byte, dst []member) ([]member, bool) {
-	ok := eachMember(b, func(m member) bool {
-		dst = append(dst, m)
+	ok := jsonscan.EachMember(b, func(key, value []byte) bool {
+		dst = append(dst, member{key: key, value: value})
 		return true
 	})
 	return dst, ok
 }
 
-// memberNamed returns the first member of the compact JSON object b with the key
-// (as written) name.
+// memberNamed returns the first member of the JSON object b with the key (as
+// written) name.
 func memberNamed(b []byte, name string) (found member, ok bool) {
-	eachMember(b, func(m member) bool {
-		if string(m.key) == name {
-			found, ok = m, true
+	jsonscan.EachMember(b, func(key, value []byte) bool {
+		if string(key) == name {
+			found, ok = member{key: key, value: value}, true
 			return false
 		}
 		return true
 	})
 	return found, ok
-}
-
-// eachMember calls fn with the members of the compact JSON object b in order, until
-// fn returns false; false when b is not one (as far as it went).
-func eachMember(b []byte, fn func(member) bool) bool {
-	if len(b) < 2 || b[0] != '{' {
-		return false
-	}
-	i := 1
-	for i < len(b) && b[i] != '}' {
-		if b[i] == ',' {
-			i++
-		}
-		if i >= len(b) || b[i] != '"' {
-			return false
-		}
-		end := skipString(b, i)
-		if end < 0 || end >= len(b) || b[end] != ':' {
-			return false
-		}
-		vs := end + 1
-		ve := skipValue(b, vs)
-		if ve < 0 {
-			return false
-		}
-		if !fn(member{key: b[i+1 : end-1], value: b[vs:ve]}) {
-			return true
-		}
-		i = ve
-	}
-	return true
-}
-
-// skipString returns the index after the string starting at b[i] ('"'), or -1.
-func skipString(b []byte, i int) int {
-	for j := i + 1; j < len(b); {
-		q := bytes.IndexByte(b[j:], '"')
-		if q < 0 {
-			return -1
-		}
-		j += q
-		// The quote ends the string unless an odd number of backslashes escape it.
-		n := 0
-		for k := j - 1; k > i && b[k] == '\\'; k-- {
-			n++
-		}
-		if n%2 == 0 {
-			return j + 1
-		}
-		j++
-	}
-	return -1
-}
-
-// skipValue returns the index after the JSON value starting at b[i], or -1.
-func skipValue(b []byte, i int) int {
-	depth := 0
-	for j := i; j < len(b); j++ {
-		switch b[j] {
-		case '"':
-			j = skipString(b, j) - 1
-			if j < 0 {
-				return -1
-			}
-		case '{', '[':
-			depth++
-		case '}', ']':
-			if depth == 0 {
-				return j
-			}
-			depth--
-			if depth == 0 {
-				return j + 1
-			}
-		case ',':
-			if depth == 0 {
-				return j
-			}
-		}
-	}
-	if depth == 0 {
-		return len(b)
-	}
-	return -1
 }

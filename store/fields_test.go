@@ -71,28 +71,3 @@ func TestSpecChanged_agrees_with_the_map_version(t *testing.T) {
 		require.Equal(t, specChangedByMaps(a, b), specChanged(a, b), "%s vs %s", a, b)
 	}
 }
-
-// skipStringByBytes is how skipString used to walk a string, byte by byte.
-func skipStringByBytes(b []byte, i int) int {
-	for j := i + 1; j < len(b); j++ {
-		switch b[j] {
-		case '\\':
-			j++
-		case '"':
-			return j + 1
-		}
-	}
-	return -1
-}
-
-func TestSkipString_agrees_with_the_byte_walk(t *testing.T) {
-	r := rand.New(rand.NewSource(8))
-	alphabet := []byte{'a', '"', '\\', 'u', ' '}
-	for n := 0; n < 50000; n++ {
-		b := []byte{'"'}
-		for i := 0; i < r.Intn(12); i++ {
-			b = append(b, alphabet[r.Intn(len(alphabet))])
-		}
-		require.Equal(t, skipStringByBytes(b, 0), skipString(b, 0), "%q", b)
-	}
-}
