@@ -162,7 +162,10 @@ const (
 )
 
 // endOfKey returns the index of the closing quote of the encoded key at r[0] == '"'.
-func endOfKey(r []byte) int { return jsonscan.Skip(r, 0) - 1 }
+func endOfKey(r []byte) int {
+	end, _, _ := jsonscan.ScanString(r, 0)
+	return end - 1
+}
 
 // endOfNode returns the index after the node encoding at r[i] == '{', or with
 // depth 1 after the closing brace of the node whose child (or closing brace) is at
