@@ -12,9 +12,8 @@
 // offset after it; on invalid text they return the offset of the offending byte
 // and [ErrEOF] or a [*SyntaxError] that says what was being read there, so that a
 // decoder can report it in its own words. [SkipValue] validates a whole value.
-// [Skip] and [EachMember] trust that the text is valid, as what encoding/json writes
-// is, and only find where values end: they serve code that reads its own
-// encodings.
+// [EachMember] trusts that the text is valid, as what encoding/json writes is, and
+// only finds where values end: it serves code that reads its own encodings.
 //
 // It is written for the request decoder in package resource, which checks a body
 // before it decodes it, and for the store, which finds members in stored objects and

@@ -327,12 +327,12 @@ func skipArray(b []byte, i, depth int) (int, bool) {
 	}
 }
 
-// Skip returns the offset after the JSON value that starts at b[i] (not white
+// skip returns the offset after the JSON value that starts at b[i] (not white
 // space), trusting that it is valid, as what encoding/json writes is: it looks only
 // for where strings, arrays and objects end, which makes it faster than [SkipValue].
 // It returns -1 when b ends first. On text that is not valid JSON its result is
 // unspecified, but it stays within b.
-func Skip(b []byte, i int) int {
+func skip(b []byte, i int) int {
 	if i >= len(b) {
 		return -1
 	}
@@ -396,8 +396,10 @@ func skipString(b []byte, i int) int {
 
 // EachMember calls fn with the members of the JSON object b (white space around it
 // allowed) in order, until fn returns false: each member's key as written (without
-// its quotes, escapes not decoded) and its value. Like [Skip] it trusts that b is
-// valid JSON; ok is false when b, as far as it was read, is not one object.
+// its quotes, escapes not decoded) and its value. It trusts that b is valid JSON,
+// as what encoding/json writes is, and only looks for where values end, which makes
+// it faster than validating them; ok is false when b, as far as it was read, is not
+// one object.
 func EachMember(b []byte, fn func(key, value []byte) bool) (ok bool) {
 	i := SkipSpace(b, 0)
 	if i >= len(b) || b[i] != '{' {
@@ -420,7 +422,7 @@ func EachMember(b []byte, fn func(key, value []byte) bool) (ok bool) {
 			return false
 		}
 		vs = SkipSpace(b, vs+1)
-		ve := Skip(b, vs)
+		ve := skip(b, vs)
 		if ve < 0 {
 			return false
 		}

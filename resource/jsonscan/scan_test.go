@@ -94,6 +94,6 @@ func TestSkip_finds_the_end_of_valid_values(t *testing.T) {
 		`[[]`:                           -1,
 		`"abc`:                          -1,
 	} {
-		assert.Equal(t, want, jsonscan.Skip([]byte(in), 0), "%s", in)
+		assert.Equal(t, want, jsonscan.SkipTrusted([]byte(in), 0), "%s", in)
 	}
 }
