@@ -8,6 +8,8 @@ import (
 	"io"
 	"reflect"
 	"strconv"
+
+	"github.com/management-service/mgmt/resource/jsonscan"
 )
 
 // errStrictLimit stops a walk once enough strict errors are collected.
@@ -67,15 +69,17 @@ func (w *jsonWalker) eof() error {
 	return NewBadRequest("the request body is not valid JSON: " + err.Error()).WithCause(err)
 }
 
-func (w *jsonWalker) skipSpace() {
-	for w.pos < len(w.data) {
-		switch w.data[w.pos] {
-		case ' ', '\t', '\n', '\r':
-			w.pos++
-		default:
-			return
-		}
+func (w *jsonWalker) skipSpace() { w.pos = jsonscan.SkipSpace(w.data, w.pos) }
+
+// scanError reports err, from a jsonscan scanner that stopped at the offset at, in
+// the decoder's words.
+func (w *jsonWalker) scanError(at int, err error) error {
+	var se *jsonscan.SyntaxError
+	if !errors.As(err, &se) {
+		return w.eof() // jsonscan.ErrEOF
 	}
+	w.pos = at
+	return w.syntax("invalid character %s %s", describeChar(w.data[at]), se.Context)
 }
 
 func describeChar(c byte) string {
@@ -200,10 +204,7 @@ func (w *jsonWalker) object(t reflect.Type, depth int) error {
 		if err != nil {
 			return err
 		}
-		key, err := w.decodeString(start, escaped)
-		if err != nil {
-			return err
-		}
+		key := w.decodeString(start, escaped)
 		w.path = append(w.path, pathSeg{key: key, index: -1})
 		if w.dups {
 			if seen == nil {
@@ -322,117 +323,45 @@ func (w *jsonWalker) array(t reflect.Type, depth int) error {
 	}
 }
 
-func isHex(c byte) bool { return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F' }
-
 // str scans a string starting at the opening quote. It returns where the string
 // started and whether it holds escapes; w.pos ends after the closing quote.
 func (w *jsonWalker) str() (start int, escaped bool, err error) {
 	start = w.pos
-	w.pos++
-	for w.pos < len(w.data) {
-		c := w.data[w.pos]
-		switch {
-		case c == '"':
-			w.pos++
-			return start, escaped, nil
-		case c == '\\':
-			escaped = true
-			if w.pos+1 >= len(w.data) {
-				return start, escaped, w.eof()
-			}
-			switch w.data[w.pos+1] {
-			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
-				w.pos += 2
-			case 'u':
-				if w.pos+6 > len(w.data) {
-					return start, escaped, w.eof()
-				}
-				for i := 2; i < 6; i++ {
-					if !isHex(w.data[w.pos+i]) {
-						w.pos += i
-						return start, escaped, w.syntax("invalid character %s in \\u hexadecimal character escape", describeChar(w.data[w.pos]))
-					}
-				}
-				w.pos += 6
-			default:
-				w.pos++
-				return start, escaped, w.syntax("invalid character %s in string escape code", describeChar(w.data[w.pos]))
-			}
-		case c < 0x20:
-			return start, escaped, w.syntax("invalid character %s in string literal", describeChar(c))
-		default:
-			w.pos++
-		}
+	end, f, err := jsonscan.ScanString(w.data, w.pos)
+	if err != nil {
+		return start, false, w.scanError(end, err)
 	}
-	return start, escaped, w.eof()
+	w.pos = end
+	return start, f&jsonscan.Escaped != 0, nil
 }
 
 // decodeString returns the string that ends at w.pos and starts at start.
-func (w *jsonWalker) decodeString(start int, escaped bool) (string, error) {
+func (w *jsonWalker) decodeString(start int, escaped bool) string {
+	raw := w.data[start+1 : w.pos-1]
 	if !escaped {
-		return string(w.data[start+1 : w.pos-1]), nil
+		return string(raw)
 	}
-	var s string
-	if err := json.Unmarshal(w.data[start:w.pos], &s); err != nil {
-		return "", w.syntax("invalid string: %v", err)
-	}
-	return s, nil
+	return string(jsonscan.AppendUnquoted(make([]byte, 0, len(raw)), raw))
 }
 
 func (w *jsonWalker) literal(lit string) error {
-	for i := 0; i < len(lit); i++ {
-		if w.pos >= len(w.data) {
-			return w.eof()
-		}
-		if w.data[w.pos] != lit[i] {
-			return w.syntax("invalid character %s in literal %s", describeChar(w.data[w.pos]), lit)
-		}
-		w.pos++
+	end, err := jsonscan.ScanLiteral(w.data, w.pos, lit)
+	if err != nil {
+		return w.scanError(end, err)
 	}
+	w.pos = end
 	return nil
 }
-
-func isDigit(c byte) bool { return c >= '0' && c <= '9' }
 
 // number scans -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)? and refuses a value out
 // of the float64 range.
 func (w *jsonWalker) number() error {
 	start := w.pos
-	digits := func() error {
-		if w.pos >= len(w.data) {
-			return w.eof()
-		}
-		if !isDigit(w.data[w.pos]) {
-			return w.syntax("invalid character %s in numeric literal", describeChar(w.data[w.pos]))
-		}
-		for w.pos < len(w.data) && isDigit(w.data[w.pos]) {
-			w.pos++
-		}
-		return nil
+	end, err := jsonscan.ScanNumber(w.data, w.pos)
+	if err != nil {
+		return w.scanError(end, err)
 	}
-	if w.data[w.pos] == '-' {
-		w.pos++
-	}
-	if w.pos < len(w.data) && w.data[w.pos] == '0' {
-		w.pos++
-	} else if err := digits(); err != nil {
-		return err
-	}
-	if w.pos < len(w.data) && w.data[w.pos] == '.' {
-		w.pos++
-		if err := digits(); err != nil {
-			return err
-		}
-	}
-	if w.pos < len(w.data) && (w.data[w.pos] == 'e' || w.data[w.pos] == 'E') {
-		w.pos++
-		if w.pos < len(w.data) && (w.data[w.pos] == '+' || w.data[w.pos] == '-') {
-			w.pos++
-		}
-		if err := digits(); err != nil {
-			return err
-		}
-	}
+	w.pos = end
 	raw := w.data[start:w.pos]
 	if len(raw) <= 15 && !bytes.ContainsAny(raw, "eE") {
 		return nil // cannot overflow a float64
