@@ -63,8 +63,8 @@ func (tx *Tx) UpdateStatus(obj resource.Object, opts UpdateOptions) error {
 // update runs an update or status update through the pipeline: read the stored
 // object and check the preconditions, apply the metadata rules, then commitWrite.
 func (tx *Tx) update(obj resource.Object, opts UpdateOptions, status bool) error {
-	w, err := tx.readForUpdate(obj, status)
-	if err != nil {
+	var w write
+	if err := tx.readForUpdate(&w, obj, status); err != nil {
 		return err
 	}
 	if status {
@@ -73,55 +73,55 @@ func (tx *Tx) update(obj resource.Object, opts UpdateOptions, status bool) error
 		fresh := objcodec.DeepCopy(w.old)
 		copyStatus(fresh, w.work)
 		w.work = fresh
-	} else if err := tx.updateMetadata(w, opts); err != nil {
+	} else if err := tx.updateMetadata(&w, opts); err != nil {
 		return err
 	}
 	w.work.GetObjectMeta().ResourceVersion = ""
-	return tx.commitWrite(w, opts.WriteOptions)
+	return tx.commitWrite(&w, opts.WriteOptions)
 }
 
-// readForUpdate prepares the write of an update: the caller's object copied, its key,
-// and the stored object read in the transaction, with the resourceVersion and uid
-// preconditions checked against it.
-func (tx *Tx) readForUpdate(obj resource.Object, status bool) (*write, error) {
+// readForUpdate prepares w, the write of an update: the caller's object copied, its
+// key, and the stored object read in the transaction, with the resourceVersion and
+// uid preconditions checked against it.
+func (tx *Tx) readForUpdate(w *write, obj resource.Object, status bool) error {
 	s := tx.s
 	k, err := s.kindOf(obj)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if status && !k.HasStatus {
-		return nil, resource.NewNotFound(k, obj.GetObjectMeta().Name+"/status")
+		return resource.NewNotFound(k, obj.GetObjectMeta().Name+"/status")
 	}
-	w := &write{op: OperationUpdate, k: k, obj: obj, sentFields: obj.GetObjectMeta().ManagedFields}
+	*w = write{op: OperationUpdate, k: k, obj: obj, sentFields: obj.GetObjectMeta().ManagedFields}
 	if status {
 		w.sub = "status"
 	}
 	if w.work, err = objcodec.Copy(k, obj, s.private()); err != nil {
-		return nil, err
+		return err
 	}
 	meta := w.work.GetObjectMeta()
 	meta.Namespace = normalizeNamespace(k, meta.Namespace)
 	if err := checkKeyNames(k, meta.Namespace, meta.Name); err != nil {
-		return nil, err
+		return err
 	}
 	if meta.ResourceVersion == "" {
-		return nil, resource.NewInvalid(k, meta.Name, resource.ErrorList{
+		return resource.NewInvalid(k, meta.Name, resource.ErrorList{
 			resource.Invalid(metaPath.Child("resourceVersion"), "", "must be specified for an update")})
 	}
 	wantRV, err := parseRV(meta.ResourceVersion)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	w.key = objectKey(k, meta.Namespace, meta.Name)
 	e, err := tx.get(w.key)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if e.value == nil {
 		if err := tx.movedConflict(k, w.key, meta.Name, meta.UID, wantRV); err != nil {
-			return nil, err
+			return err
 		}
-		return nil, resource.NewNotFound(k, meta.Name)
+		return resource.NewNotFound(k, meta.Name)
 	}
 	w.oldValue, w.oldRev = e.value, e.rev
 	if len(s.opts.Mutating) == 0 && len(s.opts.Validating) == 0 {
@@ -132,17 +132,17 @@ func (tx *Tx) readForUpdate(obj resource.Object, status bool) (*write, error) {
 		w.old, err = s.decode(k, w.key, e.rev, e.value, e.rev)
 	}
 	if err != nil {
-		return nil, err
+		return err
 	}
 	oldMeta := w.old.GetObjectMeta()
 	if e.rev != 0 && wantRV != e.rev {
-		return nil, resource.NewConflict(k, meta.Name, resource.OptimisticLockMessage)
+		return resource.NewConflict(k, meta.Name, resource.OptimisticLockMessage)
 	}
 	if meta.UID != "" && meta.UID != oldMeta.UID {
-		return nil, resource.NewConflict(k, meta.Name, fmt.Sprintf(
+		return resource.NewConflict(k, meta.Name, fmt.Sprintf(
 			"Precondition failed: UID in precondition: %s, UID in object meta: %s", meta.UID, oldMeta.UID))
 	}
-	return w, nil
+	return nil
 }
 
 // updateMetadata applies the metadata rules of an update of the main resource: the
