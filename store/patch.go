@@ -22,6 +22,10 @@ const (
 // PatchOptions are the options of a patch.
 type PatchOptions struct {
 	WriteOptions
+	// Subresource is "status" to patch the status subresource: the patch applies to
+	// the whole object, and only the status of the result is written, as
+	// [Store.UpdateStatus] writes it. "" patches the main resource.
+	Subresource string
 }
 
 // Patch applies a patch to the stored object that obj names (its kind, namespace and
@@ -29,6 +33,9 @@ type PatchOptions struct {
 // metadata.resourceVersion makes it a precondition (409 on mismatch); a patch without
 // one is applied to the latest version, again after a concurrent write. Every rule of
 // [Store.Update] applies to the result.
+//
+// With opts.Subresource "status" it is a status patch: only the status of the result
+// is written (404 for a kind without a status subresource).
 //
 // Errors: 415 for another patch type; 400 for a malformed patch or a result that does
 // not decode, or that changes name or namespace; 422 for a patch that cannot be
@@ -44,6 +51,14 @@ func (s *Store) Patch(ctx context.Context, obj resource.Object, patchType string
 	}
 	namespace := normalizeNamespace(k, obj.GetObjectMeta().Namespace)
 	name := obj.GetObjectMeta().Name
+	switch {
+	case opts.Subresource == "":
+	case opts.Subresource == "status" && k.HasStatus:
+	case opts.Subresource == "status":
+		return resource.NewNotFound(k, name+"/status")
+	default:
+		return resource.NewBadRequest(fmt.Sprintf("%s has no subresource %q to patch", k.Kind, opts.Subresource))
+	}
 	if err := checkKeyNames(k, namespace, name); err != nil {
 		return err
 	}
@@ -76,7 +91,13 @@ func (s *Store) Patch(ctx context.Context, obj resource.Object, patchType string
 		if m.ResourceVersion == "" {
 			m.ResourceVersion = rv // no precondition: patch the version just read
 		}
-		if err := tx.Update(next, UpdateOptions{WriteOptions: opts.WriteOptions}); err != nil {
+		uo := UpdateOptions{WriteOptions: opts.WriteOptions}
+		if opts.Subresource == "status" {
+			err = tx.UpdateStatus(next, uo)
+		} else {
+			err = tx.Update(next, uo)
+		}
+		if err != nil {
 			return err
 		}
 		tx.onCommit(func(int64) error { moveInto(obj, next); return nil })

@@ -19,8 +19,8 @@ type Resource struct {
 	// Verbs of the main resource, from get, list, watch, create, update, patch, delete
 	// and deletecollection; nil means all eight.
 	Verbs []string
-	// StatusVerbs of the status subresource, for a kind with HasStatus; nil means get
-	// and update.
+	// StatusVerbs of the status subresource, for a kind with HasStatus; nil means get,
+	// patch and update.
 	StatusVerbs []string
 	// ShortNames and Categories are listed in discovery (kubectl get <short name>).
 	ShortNames, Categories []string

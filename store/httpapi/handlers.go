@@ -211,7 +211,7 @@ func (s *Server) patch(w http.ResponseWriter, r *http.Request, ri *route) error 
 	obj := k.New()
 	m := obj.GetObjectMeta()
 	m.Name, m.Namespace = ri.name, ri.namespace
-	if err := s.store.Patch(r.Context(), obj, pt, body, store.PatchOptions{WriteOptions: ri.writeOptions()}); err != nil {
+	if err := s.store.Patch(r.Context(), obj, pt, body, store.PatchOptions{WriteOptions: ri.writeOptions(), Subresource: ri.subresource}); err != nil {
 		return err
 	}
 	setTypeMeta(obj, k)

@@ -153,11 +153,18 @@ func buildOpenAPI(reg *schema.Registry, g *servedGroup, base, title string) (*do
 		}
 		paths[item] = ip
 		if len(sr.statusVerbs) > 0 {
-			paths[item+"/status"] = map[string]any{
-				"parameters": ip["parameters"],
-				"get":        getOp(k, "status"),
-				"put":        withSub(writeOp(k, "put", "update"), "status"),
+			sp := map[string]any{"parameters": ip["parameters"]}
+			for _, v := range sr.statusVerbs {
+				switch v {
+				case "get":
+					sp["get"] = getOp(k, "status")
+				case "update":
+					sp["put"] = withSub(writeOp(k, "put", "update"), "status")
+				case "patch":
+					sp["patch"] = patchOp(k, "Status")
+				}
 			}
+			paths[item+"/status"] = sp
 		}
 		for _, sub := range sr.subList {
 			if err := addKind(sub.kind); err != nil {

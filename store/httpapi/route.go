@@ -73,7 +73,7 @@ func servedResources(sch *resource.Scheme, cfg []Resource) (map[string]*servedRe
 		if k.HasStatus {
 			sr.statusVerbs = e.StatusVerbs
 			if sr.statusVerbs == nil {
-				sr.statusVerbs = []string{"get", "update"}
+				sr.statusVerbs = []string{"get", "patch", "update"}
 			}
 		}
 		for _, sub := range e.Subresources {

@@ -351,7 +351,7 @@ func TestRouting(t *testing.T) {
 		{"status of a kind with HasStatus is served", "GET", toolsGV + "/gadgets/g1/status", "", ok},
 		{"status of a kind without HasStatus is 404 (get)", "GET", widgetsNS + "/w1/status", "", notFound},
 		{"status of a kind without HasStatus is 404 (put)", "PUT", widgetsNS + "/w1/status", widgetBody("default", "w1", 4), notFound},
-		{"status verbs beyond StatusVerbs are 405", "PATCH", toolsGV + "/gadgets/g1/status", `{}`, notAllowed},
+		{"status verbs beyond StatusVerbs are 405", "DELETE", toolsGV + "/gadgets/g1/status", "", notAllowed},
 		{"status has no delete", "DELETE", toolsGV + "/gadgets/g1/status", "", notAllowed},
 		{"an unknown subresource is 404", "GET", toolsGV + "/gadgets/g1/scale", "", notFound},
 		{"an extra subresource answers only create (get)", "GET", widgetsNS + "/w1/resize", "", notAllowed},
@@ -468,7 +468,7 @@ func TestDiscovery(t *testing.T) {
 		}},
 		{"tools.example.org/v1 lists gadgets with status and tickets with their verbs", toolsGV, []apiResource{
 			{Name: "gadgets", SingularName: "gadget", Kind: "Gadget", Verbs: all, ShortNames: []string{"gd"}},
-			{Name: "gadgets/status", Kind: "Gadget", Verbs: []string{"get", "update"}},
+			{Name: "gadgets/status", Kind: "Gadget", Verbs: []string{"get", "patch", "update"}},
 			{Name: "tickets", SingularName: "ticket", Kind: "Ticket", Verbs: []string{"create", "get", "list"}},
 		}},
 	} {
