@@ -95,7 +95,7 @@ func testWatchEvents(t *testing.T, newStore newStoreFunc) {
 			require.True(t, ok, "watch ended")
 			evs = append(evs, ev)
 		case <-time.After(10 * time.Second):
-			t.Fatal("no event")
+			require.FailNow(t, "no event")
 		}
 	}
 	assert.Equal(t, store.Deleted, evs[0].Type)
@@ -109,7 +109,7 @@ func testWatchEvents(t *testing.T, newStore newStoreFunc) {
 	assert.Equal(t, res.ResourceVersion, evs[1].Object.GetObjectMeta().ResourceVersion)
 	select {
 	case ev := <-w.ResultChan():
-		t.Fatalf("unexpected event %s %s", ev.Type, ev.Object.GetObjectMeta().Name)
+		require.Failf(t, "unexpected event", "%s %s", ev.Type, ev.Object.GetObjectMeta().Name)
 	case <-time.After(50 * time.Millisecond):
 	}
 }

@@ -415,16 +415,16 @@ func (p *kill9Parent) runChild(exe string, round int, d time.Duration) *kill9Log
 	case <-ready:
 	case <-done:
 		_ = cmd.Wait()
-		t.Fatalf("round %d: the child ended before it was ready (does -test.run=%s select the test that calls RunKill9?)", round, pattern)
+		require.FailNow(t, fmt.Sprintf("round %d: the child ended before it was ready (does -test.run=%s select the test that calls RunKill9?)", round, pattern))
 	case <-time.After(60 * time.Second):
 		_ = cmd.Process.Kill()
-		t.Fatalf("round %d: the child is not ready after 60s", round)
+		require.FailNow(t, fmt.Sprintf("round %d: the child is not ready after 60s", round))
 	}
 	select {
 	case <-time.After(d):
 	case <-done:
 		_ = cmd.Wait()
-		t.Fatalf("round %d: the child ended before it was killed: %v (its error is on stderr)", round, cmd.ProcessState)
+		require.FailNow(t, fmt.Sprintf("round %d: the child ended before it was killed: %v (its error is on stderr)", round, cmd.ProcessState))
 	}
 	require.NoError(t, cmd.Process.Signal(syscall.SIGKILL))
 	<-done

@@ -188,8 +188,7 @@ func testAtomic(t *testing.T, e *Env) {
 			defer readers.Done()
 			for !stop.Load() {
 				var l resource.VirtualClusterInstanceList
-				if err := e.Store.List(e.Ctx, &l, store.ListOptions{}); err != nil {
-					t.Error(err)
+				if err := e.Store.List(e.Ctx, &l, store.ListOptions{}); !assert.NoError(t, err) { // a reader goroutine: assert, not require
 					return
 				}
 				snapshots.Add(1)
@@ -224,8 +223,7 @@ func testAtomic(t *testing.T, e *Env) {
 					from, target = "p-b", "a"
 				}
 				_, err := e.Service.Migrate(e.Ctx, target, Request(fmt.Sprintf("atomic-%d-%d", m, i), from, name), Admin(), migrate.RequestOptions{})
-				if err != nil {
-					t.Errorf("migration %d of %s: %v", i, name, err)
+				if !assert.NoError(t, err, "migration %d of %s", i, name) { // a migrator goroutine: assert, not require
 					return
 				}
 			}
