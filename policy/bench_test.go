@@ -5,6 +5,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	"github.com/management-service/mgmt/resource"
 )
 
@@ -60,9 +63,7 @@ func BenchmarkCompiledEvaluate(b *testing.B) {
 			want bool
 		}{{"allow-last", allow, true}, {"allow-last-subresource", allowSub, true}, {"deny", deny, false}} {
 			b.Run("rules="+strconv.Itoa(n)+"/"+tc.name, func(b *testing.B) {
-				if c.Evaluate(tc.req).Allowed != tc.want {
-					b.Fatal("unexpected decision")
-				}
+				require.Equal(b, tc.want, c.Evaluate(tc.req).Allowed, "unexpected decision")
 				b.ReportAllocs()
 				for b.Loop() {
 					benchSink = c.Evaluate(tc.req)
@@ -73,9 +74,7 @@ func BenchmarkCompiledEvaluate(b *testing.B) {
 	for _, n := range []int{10, 100} {
 		c := MustCompile(&resource.AccessKeyScope{Rules: benchRulesUnindexed(n)})
 		b.Run("rules="+strconv.Itoa(n)+"/unindexed-allow-last", func(b *testing.B) {
-			if !c.Evaluate(allow).Allowed {
-				b.Fatal("unexpected decision")
-			}
+			require.True(b, c.Evaluate(allow).Allowed, "unexpected decision")
 			b.ReportAllocs()
 			for b.Loop() {
 				benchSink = c.Evaluate(allow)
@@ -91,9 +90,7 @@ func BenchmarkCompiledEvaluate(b *testing.B) {
 		last := "project-" + strconv.Itoa(n-1)
 		req := mgmtReq("get", "virtualclusterinstances", "", "p-"+last, "vc1")
 		b.Run("projects="+strconv.Itoa(n)+"/allow-last", func(b *testing.B) {
-			if !c.Evaluate(req).Allowed {
-				b.Fatal("unexpected decision")
-			}
+			require.True(b, c.Evaluate(req).Allowed, "unexpected decision")
 			b.ReportAllocs()
 			for b.Loop() {
 				benchSink = c.Evaluate(req)
@@ -131,7 +128,7 @@ func BenchmarkCompile(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
 				if _, err := Compile(s); err != nil {
-					b.Fatal(err)
+					require.NoError(b, err) // only on failure: b.Helper is not free in the timed loop
 				}
 			}
 		})
@@ -145,7 +142,7 @@ func BenchmarkCovers(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
 				if ok, _ := Covers(s, s); !ok {
-					b.Fatal("not covered")
+					require.FailNow(b, "not covered")
 				}
 			}
 		})
@@ -268,9 +265,8 @@ func TestCompiledEvaluateDoesNotAllocate(t *testing.T) {
 			inVC("vc1", "host", "get", "pods", "default"),
 			{},
 		} {
-			if n := testing.AllocsPerRun(100, func() { benchSink = c.Evaluate(req) }); n != 0 {
-				t.Errorf("Evaluate(%s) allocates %v times", req, n)
-			}
+			n := testing.AllocsPerRun(100, func() { benchSink = c.Evaluate(req) })
+			assert.Zero(t, n, "Evaluate(%s) allocates %v times", req, n)
 		}
 	}
 }

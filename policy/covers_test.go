@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -238,7 +239,7 @@ func TestCoversIsReflexiveAndSoundOnTheTruthTableScopes(t *testing.T) {
 			covered++
 			for j := range reqs {
 				if allowed[b][j] && !allowed[a][j] {
-					t.Fatalf("Covers(%d, %d) but %s is allowed by %d only", a, b, reqs[j], b)
+					require.FailNow(t, fmt.Sprintf("Covers(%d, %d) but %s is allowed by %d only", a, b, reqs[j], b))
 				}
 			}
 		}

@@ -1,8 +1,11 @@
 package policy
 
 import (
+	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/require"
 
 	"github.com/management-service/mgmt/resource"
 )
@@ -205,7 +208,7 @@ func allowed(t *testing.T, s *resource.AccessKeyScope, req Request) bool {
 	t.Helper()
 	c, err := Compile(s)
 	if err != nil {
-		t.Fatalf("compile of a validated scope failed: %v", err)
+		require.NoError(t, err, "compile of a validated scope failed")
 	}
 	return c.Evaluate(req).Allowed
 }
@@ -243,7 +246,7 @@ func FuzzEvaluate(f *testing.F) {
 		if err != nil {
 			// An invalid scope allows nothing.
 			if d := Evaluate(scope, req); d.Allowed {
-				t.Fatalf("invalid scope %+v allowed %s", scope, req)
+				require.FailNow(t, fmt.Sprintf("invalid scope %+v allowed %s", scope, req))
 			}
 			return
 		}
@@ -251,45 +254,45 @@ func FuzzEvaluate(f *testing.F) {
 
 		// 5: the implementations agree.
 		if want := refAllows(scope, req); d.Allowed != want {
-			t.Fatalf("scope %+v, %s: engine %v (%s), reference %v", scope, req, d.Allowed, c.Explain(req).Reason, want)
+			require.FailNow(t, fmt.Sprintf("scope %+v, %s: engine %v (%s), reference %v", scope, req, d.Allowed, c.Explain(req).Reason, want))
 		}
 		if e := Evaluate(scope, req); e.Allowed != d.Allowed || e.Entry != d.Entry {
-			t.Fatalf("Evaluate %+v differs from Compiled.Evaluate %+v", e, d)
+			require.FailNow(t, fmt.Sprintf("Evaluate %+v differs from Compiled.Evaluate %+v", e, d))
 		}
 		if e := c.Explain(req); e.Allowed != d.Allowed || (d.Allowed && e != d) {
-			t.Fatalf("Explain %+v differs from Evaluate %+v", e, d)
+			require.FailNow(t, fmt.Sprintf("Explain %+v differs from Evaluate %+v", e, d))
 		}
 		if (d.Allowed && d.Entry == "" && scope != nil) || (!d.Allowed && d.Entry != "") {
-			t.Fatalf("an allow names its entry, a denial none: %+v", d)
+			require.FailNow(t, fmt.Sprintf("an allow names its entry, a denial none: %+v", d))
 		}
 
 		// 4: only canonical paths are ever allowed.
 		if d.Allowed && (req.Validate() != nil || (req.Resource == "" && !canonicalPath(req.Path))) {
-			t.Fatalf("%s is allowed although it is malformed", req)
+			require.FailNow(t, fmt.Sprintf("%s is allowed although it is malformed", req))
 		}
 
 		// 3: every scope covers itself.
 		if ok, gaps := Covers(scope, scope); !ok {
-			t.Fatalf("scope %+v does not cover itself: %v", scope, gaps)
+			require.FailNow(t, fmt.Sprintf("scope %+v does not cover itself: %v", scope, gaps))
 		}
 
 		// 1: adding an entry never removes an allow (and the grown scope covers the old).
 		if grow != nil && len(Validate(grow, root)) == 0 {
 			if d.Allowed && !allowed(t, grow, req) {
-				t.Fatalf("adding an entry removed an allow: %+v -> %+v, %s", scope, grow, req)
+				require.FailNow(t, fmt.Sprintf("adding an entry removed an allow: %+v -> %+v, %s", scope, grow, req))
 			}
 			if ok, gaps := Covers(grow, scope); !ok {
-				t.Fatalf("%+v does not cover %+v, from which it grew: %v", grow, scope, gaps)
+				require.FailNow(t, fmt.Sprintf("%+v does not cover %+v, from which it grew: %v", grow, scope, gaps))
 			}
 		}
 
 		// 2: removing "*" never adds an allow.
 		if n := narrow(scope); n != nil && len(Validate(n, root)) == 0 {
 			if allowed(t, n, req) && !d.Allowed {
-				t.Fatalf("replacing wildcards added an allow: %+v -> %+v, %s", scope, n, req)
+				require.FailNow(t, fmt.Sprintf("replacing wildcards added an allow: %+v -> %+v, %s", scope, n, req))
 			}
 			if ok, gaps := Covers(scope, n); !ok {
-				t.Fatalf("%+v does not cover its narrowing %+v: %v", scope, n, gaps)
+				require.FailNow(t, fmt.Sprintf("%+v does not cover its narrowing %+v: %v", scope, n, gaps))
 			}
 		}
 
@@ -297,10 +300,10 @@ func FuzzEvaluate(f *testing.F) {
 		if len(Validate(other, root)) == 0 {
 			otherAllows := allowed(t, other, req)
 			if ok, _ := Covers(scope, other); ok && otherAllows && !d.Allowed {
-				t.Fatalf("Covers(%+v, %+v) but %s is allowed by the inner only", scope, other, req)
+				require.FailNow(t, fmt.Sprintf("Covers(%+v, %+v) but %s is allowed by the inner only", scope, other, req))
 			}
 			if ok, _ := Covers(other, scope); ok && d.Allowed && !otherAllows {
-				t.Fatalf("Covers(%+v, %+v) but %s is allowed by the inner only", other, scope, req)
+				require.FailNow(t, fmt.Sprintf("Covers(%+v, %+v) but %s is allowed by the inner only", other, scope, req))
 			}
 		}
 	})

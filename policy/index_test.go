@@ -1,7 +1,10 @@
 package policy
 
 import (
+	"fmt"
 	"testing"
+
+	"github.com/stretchr/testify/require"
 
 	"github.com/management-service/mgmt/resource"
 )
@@ -43,7 +46,7 @@ func TestIndexFindsTheSameFirstEntryAsAScan(t *testing.T) {
 		c := MustCompile(s)
 		for _, req := range allRequests() {
 			if want, got := scanEvaluate(c, req), c.Evaluate(req); want != got {
-				t.Fatalf("scope %d: %s: scan %+v, index %+v", i, req, want, got)
+				require.FailNow(t, fmt.Sprintf("scope %d: %s: scan %+v, index %+v", i, req, want, got))
 			}
 		}
 	}

@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -336,8 +337,7 @@ func TestTruthTableAgreesWithReference(t *testing.T) {
 			want := req.Validate() == nil && refAllowsValid(scope, req)
 			got := c.Evaluate(req)
 			if got.Allowed != want {
-				t.Fatalf("scope %d %+v: %s: engine says %v (%s), reference says %v", i, *scope, req, got.Allowed,
-					c.Explain(req).Reason, want)
+				require.FailNow(t, fmt.Sprintf("scope %d %+v: %s: engine says %v (%s), reference says %v", i, *scope, req, got.Allowed, c.Explain(req).Reason, want))
 			}
 			if got.Allowed {
 				allowed++
