@@ -71,7 +71,7 @@ func FuzzDecode(f *testing.F) {
 			switch se.ErrStatus.Reason {
 			case resource.ReasonBadRequest, resource.ReasonRequestEntityTooLarge, resource.ReasonUnsupportedMediaType:
 			default:
-				t.Fatalf("unexpected reason %q: %v", se.ErrStatus.Reason, err)
+				require.Failf(t, "unexpected reason", "%q: %v", se.ErrStatus.Reason, err)
 			}
 			return
 		}

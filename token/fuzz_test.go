@@ -4,8 +4,11 @@ import (
 	"context"
 	"crypto"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/require"
 
 	"github.com/management-service/mgmt/resource"
 )
@@ -34,16 +37,12 @@ func FuzzVerify(f *testing.F) {
 	es := newEnv(f, &envOptions{keys: KeySetOptions{Algorithm: ES256}})
 	v, err := NewVerifier(bothKeys{ed.keys, es.keys}, VerifierOptions{Issuer: testIssuer, Now: ed.f.Clock.Now,
 		Audiences: []string{"cluster-a"}})
-	if err != nil {
-		f.Fatal(err)
-	}
+	require.NoError(f, err)
 	exact := map[string]bool{}
 	signedParts := map[string]bool{}
 	mint := func(e *env, req *resource.DirectClusterEndpointToken, c Caller, aud []string) {
 		out, err := e.issuer.Issue(context.Background(), req, c, IssueOptions{Audience: aud})
-		if err != nil {
-			f.Fatal(err)
-		}
+		require.NoError(f, err)
 		tok := out.Status.Token
 		exact[tok] = true
 		signedParts[tok[:strings.LastIndexByte(tok, '.')]] = true
@@ -90,12 +89,12 @@ func FuzzVerify(f *testing.F) {
 		if err != nil {
 			var ve *VerifyError
 			if !errors.As(err, &ve) || c != nil {
-				t.Fatalf("refusal is not a *VerifyError (or came with claims): %T %v", err, err)
+				require.FailNow(t, fmt.Sprintf("refusal is not a *VerifyError (or came with claims): %T %v", err, err))
 			}
 			return
 		}
 		if c == nil {
-			t.Fatal("nil claims without an error")
+			require.FailNow(t, "nil claims without an error")
 		}
 		if exact[tok] {
 			return
@@ -104,7 +103,7 @@ func FuzzVerify(f *testing.F) {
 		if c.Algorithm == ES256 && dot > 0 && signedParts[tok[:dot]] {
 			return // another encoding of an ECDSA signature of our own header and payload
 		}
-		t.Fatalf("a token we did not sign verified: %q", tok)
+		require.FailNow(t, fmt.Sprintf("a token we did not sign verified: %q", tok))
 	})
 }
 
@@ -117,9 +116,7 @@ func FuzzVerifyMutation(f *testing.F) {
 	ed := newEnv(f, nil)
 	es := newEnv(f, &envOptions{keys: KeySetOptions{Algorithm: ES256}})
 	v, err := NewVerifier(bothKeys{ed.keys, es.keys}, VerifierOptions{Issuer: testIssuer, Now: ed.f.Clock.Now})
-	if err != nil {
-		f.Fatal(err)
-	}
+	require.NoError(f, err)
 	var minted []string
 	for _, e := range []*env{ed, es} {
 		minted = append(minted, e.token())
@@ -145,16 +142,16 @@ func FuzzVerifyMutation(f *testing.F) {
 		c, err := v.Verify(ctx, string(tok))
 		if string(tok) == orig {
 			if err != nil {
-				t.Fatalf("the original token was refused: %v", err)
+				require.NoError(t, err, "the original token was refused")
 			}
 			return
 		}
 		if err == nil || c != nil {
-			t.Fatalf("a changed token verified: %q", tok)
+			require.FailNow(t, fmt.Sprintf("a changed token verified: %q", tok))
 		}
 		var ve *VerifyError
 		if !errors.As(err, &ve) {
-			t.Fatalf("refusal is not a *VerifyError: %T %v", err, err)
+			require.FailNow(t, fmt.Sprintf("refusal is not a *VerifyError: %T %v", err, err))
 		}
 	})
 }

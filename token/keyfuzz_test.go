@@ -166,7 +166,7 @@ func checkWrite(t *testing.T, label string, user *store.UserInfo, old, new *reso
 		switch resource.ReasonOf(err) {
 		case resource.ReasonForbidden, resource.ReasonConflict, resource.ReasonInvalid, resource.ReasonAlreadyExists:
 		default:
-			t.Fatalf("%s: unexpected error %v", label, err)
+			require.FailNow(t, fmt.Sprintf("%s: unexpected error %v", label, err))
 		}
 		return
 	}

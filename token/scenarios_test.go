@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -249,7 +250,7 @@ func TestScenario_neitherSecretNorHashIsEverReturned(t *testing.T) {
 		case ev := <-w.ResultChan():
 			seen = append(seen, ev.Object)
 		case <-time.After(5 * time.Second):
-			t.Fatalf("no watch event after %d", i)
+			require.FailNow(t, fmt.Sprintf("no watch event after %d", i))
 		}
 	}
 	for i, o := range seen {
