@@ -9,6 +9,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	"github.com/management-service/mgmt/store"
 	"github.com/management-service/mgmt/store/backend"
 	"github.com/management-service/mgmt/store/etcd"
@@ -53,9 +56,7 @@ func benchEndpoints(b *testing.B, noSync bool) []string {
 		syncEtcd.endpoints = members[0].endpoints
 		afterAll = append(afterAll, func() { members[0].stop(); _ = os.RemoveAll(dir) })
 	})
-	if syncEtcd.err != nil {
-		b.Fatal(syncEtcd.err)
-	}
+	require.NoError(b, syncEtcd.err)
 	return syncEtcd.endpoints
 }
 
@@ -77,9 +78,7 @@ func newBenchStore(b *testing.B, noSync bool, n int) *store.Store {
 	}
 	be := newBackend(b, etcd.Options{Endpoints: benchEndpoints(b, noSync), Prefix: prefix})
 	s, err := store.New(be, store.Options{})
-	if err != nil {
-		b.Fatal(err)
-	}
+	require.NoError(b, err)
 	b.Cleanup(func() { _ = s.Close() })
 	return s
 }
@@ -89,9 +88,7 @@ func seed(b *testing.B, noSync bool, prefix string, n int) {
 	b.Helper()
 	be := newBackend(b, etcd.Options{Endpoints: benchEndpoints(b, noSync), Prefix: prefix})
 	s, err := store.New(be, store.Options{})
-	if err != nil {
-		b.Fatal(err)
-	}
+	require.NoError(b, err)
 	defer s.Close()
 	storetest.SeedBench(b, s, n)
 }
@@ -148,7 +145,7 @@ func BenchmarkBackendTxnWriters(b *testing.B) {
 								err = fmt.Errorf("compare failed on %s", key)
 							}
 							if err != nil {
-								b.Error(err)
+								assert.NoError(b, err) // a writer goroutine: assert, not require
 								return
 							}
 						}

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/require"
 	"go.etcd.io/etcd/server/v3/embed"
 	"go.uber.org/zap"
 )
@@ -122,7 +123,7 @@ func Start(t testing.TB) []string {
 	t.Helper()
 	members, err := StartCluster(context.Background(), []string{t.TempDir()}, true)
 	if err != nil {
-		t.Fatalf("etcdtest: %v", err)
+		require.NoError(t, err, "etcdtest")
 	}
 	t.Cleanup(members[0].Close)
 	return Endpoints(members[0])
