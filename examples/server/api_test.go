@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -29,26 +30,26 @@ func TestCRUD(t *testing.T) {
 	expectStatus(t, r, 201, "create")
 	created := r.json(t)
 	if created["kind"] != "Project" || meta(created)["uid"] == "" || meta(created)["resourceVersion"] == "" {
-		t.Fatalf("create response: %s", r.body)
+		require.FailNow(t, fmt.Sprintf("create response: %s", r.body))
 	}
 	if mf, _ := meta(created)["managedFields"].([]any); len(mf) == 0 || mf[0].(map[string]any)["manager"] != "my-tool" {
-		t.Errorf("field manager from the User-Agent: %v", mf)
+		assert.Fail(t, fmt.Sprintf("field manager from the User-Agent: %v", mf))
 	}
 
 	r = ts.serve(req{method: "GET", path: p + "/web", headers: map[string]string{"Accept": "application/yaml"}})
 	expectStatus(t, r, 200, "get as YAML")
 	if r.header.Get("Content-Type") != "application/yaml" || !strings.Contains(string(r.body), "kind: Project") {
-		t.Errorf("YAML get: %s %s", r.header.Get("Content-Type"), r.body)
+		assert.Fail(t, fmt.Sprintf("YAML get: %s %s", r.header.Get("Content-Type"), r.body))
 	}
 
 	r = ts.serve(req{method: "GET", path: p + "?labelSelector=x%3Dy"})
 	expectStatus(t, r, 200, "list")
 	if l := r.json(t); l["kind"] != "ProjectList" || len(l["items"].([]any)) != 0 || meta(l)["resourceVersion"] == "" {
-		t.Errorf("list with a selector matching nothing: %s", r.body)
+		assert.Fail(t, fmt.Sprintf("list with a selector matching nothing: %s", r.body))
 	}
 	r = ts.serve(req{method: "GET", path: p + "?limit=1"})
 	if l := r.json(t); len(l["items"].([]any)) != 1 || meta(l)["continue"] == nil {
-		t.Errorf("paged list: %s", r.body)
+		assert.Fail(t, fmt.Sprintf("paged list: %s", r.body))
 	}
 	cont := meta(r.json(t))["continue"].(string)
 	r = ts.serve(req{method: "GET", path: p + "?limit=10&continue=" + cont})
@@ -65,7 +66,7 @@ func TestCRUD(t *testing.T) {
 	r = ts.serve(req{method: "PATCH", path: p + "/web", body: []byte(`{"metadata":{"labels":{"env":"dev"}}}`), headers: merge})
 	expectStatus(t, r, 200, "merge patch")
 	if meta(r.json(t))["labels"].(map[string]any)["env"] != "dev" {
-		t.Errorf("merge patch result: %s", r.body)
+		assert.Fail(t, fmt.Sprintf("merge patch result: %s", r.body))
 	}
 	expectStatus(t, ts.serve(req{method: "PATCH", path: p + "/web", headers: merge,
 		body: []byte(`{"metadata":{"resourceVersion":"1","labels":{"env":"x"}}}`)}), 409, "patch with a stale resourceVersion precondition")
@@ -81,7 +82,7 @@ func TestCRUD(t *testing.T) {
 	r = ts.serve(req{method: "DELETE", path: p + "/web", body: []byte(`{"kind":"DeleteOptions","apiVersion":"v1","propagationPolicy":"Foreground"}`)})
 	expectStatus(t, r, 200, "delete with a finalizer")
 	if got := r.json(t); got["kind"] != "Project" || meta(got)["deletionTimestamp"] == nil {
-		t.Errorf("delete that only marks must return the object: %s", r.body)
+		assert.Fail(t, fmt.Sprintf("delete that only marks must return the object: %s", r.body))
 	}
 	uid := meta(created)["uid"].(string)
 	r = ts.serve(req{method: "PATCH", path: p + "/web", headers: merge, body: []byte(`{"metadata":{"finalizers":null}}`)})
@@ -138,9 +139,7 @@ func TestAccessKeys(t *testing.T) {
 		`"spec":{"key":"ci-key-0123456789abcdef","scope":{"projects":[{"project":"a"}]}}}`
 	r := ts.serve(req{method: "POST", path: gv + "/accesskeys", body: []byte(body)})
 	expectStatus(t, r, 201, "create access key")
-	if strings.Contains(string(r.body), "ci-key-0123456789abcdef") {
-		t.Fatalf("the create response shows the key: %s", r.body)
-	}
+	require.NotContains(t, string(r.body), "ci-key-0123456789abcdef", "the create response shows the key: %s", r.body)
 	spec := r.json(t)["spec"].(map[string]any)
 	assert.NotContains(t, spec, "key", "the secret is never returned")
 	assert.NotContains(t, spec, "keyHash", "nor its hash")
@@ -149,7 +148,7 @@ func TestAccessKeys(t *testing.T) {
 	expectStatus(t, ts.serve(req{method: "GET", path: gv + "/projects/b", headers: bearer("ci-key-0123456789abcdef")}), 403, "outside its scope")
 	r = ts.serve(req{method: "GET", path: gv + "/accesskeys"})
 	if strings.Contains(string(r.body), "ci-key-0123456789abcdef") || strings.Contains(string(r.body), adminKey) {
-		t.Errorf("a list shows a key: %s", r.body)
+		assert.Fail(t, fmt.Sprintf("a list shows a key: %s", r.body))
 	}
 	expectStatus(t, ts.serve(req{method: "POST", path: gv + "/accesskeys", body: []byte(`{"metadata":{"name":"nokey"}}`)}), 422, "key required")
 	expectStatus(t, ts.serve(req{method: "POST", path: gv + "/accesskeys", body: []byte(`{"metadata":{"name":"hash"},"spec":{"keyHash":"sha256:00"}}`)}), 422, "keyHash is the server's")
@@ -162,7 +161,7 @@ func TestAccessKeys(t *testing.T) {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("a deleted key still authenticates: %d", r.code)
+			require.FailNow(t, fmt.Sprintf("a deleted key still authenticates: %d", r.code))
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
@@ -176,13 +175,11 @@ func TestTokensAndOpenID(t *testing.T) {
 		body: []byte("apiVersion: management.service/v1\nkind: DirectClusterEndpointToken\nmetadata:\n  name: t1\nspec:\n  ttl: 600\n  scope:\n    projects:\n    - project: a\n")})
 	expectStatus(t, r, 201, "create token")
 	tok := r.json(t)["status"].(map[string]any)["token"].(string)
-	if strings.Count(tok, ".") != 2 {
-		t.Fatalf("status.token %q is not a JWS", tok)
-	}
+	require.Equal(t, 2, strings.Count(tok, "."), "status.token %q is not a JWS", tok)
 	r = ts.serve(req{method: "GET", path: gv + "/directclusterendpointtokens/t1"})
 	expectStatus(t, r, 200, "get record")
 	if strings.Contains(string(r.body), tok) || strings.Contains(string(r.body), `"token"`) {
-		t.Errorf("the record holds the token: %s", r.body)
+		assert.Fail(t, fmt.Sprintf("the record holds the token: %s", r.body))
 	}
 	expectStatus(t, ts.serve(req{method: "GET", path: gv + "/directclusterendpointtokens"}), 200, "list records")
 	expectStatus(t, ts.serve(req{method: "POST", path: gv + "/directclusterendpointtokens", headers: bearer(teamKey),
@@ -195,7 +192,7 @@ func TestTokensAndOpenID(t *testing.T) {
 	}
 	var jwks struct{ Keys []map[string]any }
 	if err := json.Unmarshal(ts.serve(req{method: "GET", path: "/openid/v1/jwks"}).body, &jwks); err != nil || len(jwks.Keys) == 0 {
-		t.Errorf("JWKS: %v %v", jwks, err)
+		assert.Fail(t, fmt.Sprintf("JWKS: %v %v", jwks, err))
 	}
 }
 
@@ -211,7 +208,7 @@ func TestMigration(t *testing.T) {
 	r = ts.serve(req{method: "POST", path: path, body: body, headers: merge(bearer(teamKey), map[string]string{"Content-Type": ""})})
 	expectStatus(t, r, 201, "move")
 	if st := r.json(t)["status"].(map[string]any); st["namespace"] != "p-b" || st["name"] != "dev" {
-		t.Errorf("move status: %v", st)
+		assert.Fail(t, fmt.Sprintf("move status: %v", st))
 	}
 	expectStatus(t, ts.serve(req{method: "GET", path: gv + "/namespaces/p-b/virtualclusterinstances/dev"}), 200, "now in b")
 	expectStatus(t, ts.serve(req{method: "GET", path: gv + "/namespaces/p-a/virtualclusterinstances/dev"}), 404, "gone from a")
@@ -239,9 +236,7 @@ func TestDiscovery(t *testing.T) {
 	for _, p := range []string{"/api", "/apis", "/apis/management.service", gv, "/version", "/openapi/v3", "/openapi/v3/apis/management.service/v1", "/"} {
 		r := ts.serve(req{method: "GET", path: p, headers: map[string]string{"Accept": aggregated}})
 		expectStatus(t, r, 200, p)
-		if r.header.Get("Content-Type") != "application/json" {
-			t.Errorf("%s: Content-Type %q", p, r.header.Get("Content-Type"))
-		}
+		assert.Equal(t, "application/json", r.header.Get("Content-Type"), "%s: Content-Type", p)
 	}
 	var rl struct {
 		Resources []struct {
@@ -264,18 +259,14 @@ func TestDiscovery(t *testing.T) {
 		"accesskeys":                             "AccessKey create,delete,deletecollection,get,list,patch,update",
 	}
 	for k, v := range want {
-		if got[k] != v {
-			t.Errorf("discovery of %s: %q, want %q", k, got[k], v)
-		}
+		assert.Equal(t, v, got[k], "discovery of %s", k)
 	}
 	var idx struct {
 		Paths map[string]struct{ ServerRelativeURL string }
 	}
 	_ = json.Unmarshal(ts.serve(req{method: "GET", path: "/openapi/v3"}).body, &idx)
 	u := idx.Paths["apis/management.service/v1"].ServerRelativeURL
-	if !strings.HasPrefix(u, "/kubernetes/management/openapi/v3/apis/management.service/v1?hash=") {
-		t.Errorf("serverRelativeURL %q", u)
-	}
+	assert.True(t, strings.HasPrefix(u, "/kubernetes/management/openapi/v3/apis/management.service/v1?hash="), "serverRelativeURL %q", u)
 }
 
 // TestWatch streams the changes of a namespace as JSON lines.
@@ -286,12 +277,10 @@ func TestWatch(t *testing.T) {
 	hr, _ := http.NewRequest("GET", ts.URL+gv+"/namespaces/p-a/virtualclusterinstances?watch=1&allowWatchBookmarks=true&resourceVersion="+rv, nil)
 	hr.Header.Set("Authorization", "Bearer "+adminKey)
 	resp, err := http.DefaultClient.Do(hr)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer resp.Body.Close()
 	if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "application/json" {
-		t.Fatalf("watch: %d %s", resp.StatusCode, resp.Header.Get("Content-Type"))
+		require.FailNow(t, fmt.Sprintf("watch: %d %s", resp.StatusCode, resp.Header.Get("Content-Type")))
 	}
 	expectStatus(t, ts.do(t, req{method: "POST", path: gv + "/namespaces/p-a/virtualclusterinstances", body: []byte(`{"metadata":{"name":"w1"}}`)}), 201, "create")
 	expectStatus(t, ts.do(t, req{method: "DELETE", path: gv + "/namespaces/p-a/virtualclusterinstances/w1"}), 200, "delete")
@@ -302,19 +291,15 @@ func TestWatch(t *testing.T) {
 			Type   string
 			Object map[string]any
 		}
-		if err := json.Unmarshal(sc.Bytes(), &ev); err != nil {
-			t.Fatalf("event %q: %v", sc.Text(), err)
-		}
+		require.NoError(t, json.Unmarshal(sc.Bytes(), &ev), "event %q", sc.Text())
 		if ev.Type == "BOOKMARK" {
 			continue
 		}
 		if ev.Object["kind"] != "VirtualClusterInstance" || meta(ev.Object)["name"] != "w1" {
-			t.Errorf("event object: %v", ev.Object)
+			assert.Fail(t, fmt.Sprintf("event object: %v", ev.Object))
 		}
 		types = append(types, ev.Type)
 	}
-	if strings.Join(types, ",") != "ADDED,DELETED" {
-		t.Errorf("events %v", types)
-	}
+	assert.Equal(t, "ADDED,DELETED", strings.Join(types, ","), "events %v", types)
 	expectStatus(t, ts.do(t, req{method: "GET", path: gv + "/namespaces/p-a/virtualclusterinstances?watch=1&labelSelector=a%20in%20("}), 400, "watch with a bad selector")
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"os"
@@ -10,6 +11,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/management-service/mgmt/examples/server/internal/app"
 )
@@ -37,33 +41,27 @@ func TestMainStartsAndStops(t *testing.T) {
 	}
 	if len(lines) < 2 || !strings.HasPrefix(lines[0], "listening on https://127.0.0.1:") ||
 		!strings.HasSuffix(lines[0], "/kubernetes/management") || strings.HasSuffix(lines[0], ":0/kubernetes/management") {
-		t.Fatalf("printed %q", lines)
+		require.FailNow(t, fmt.Sprintf("printed %q", lines))
 	}
 	if !strings.HasPrefix(lines[1], "admin access key: ") || len(lines[1]) < len("admin access key: ")+40 {
-		t.Errorf("admin key line %q", lines[1])
+		assert.Fail(t, fmt.Sprintf("admin key line %q", lines[1]))
 	}
 	kc, err := os.ReadFile(filepath.Join(dir, "kc"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	key := strings.TrimPrefix(lines[1], "admin access key: ")
 	for _, want := range []string{"server: " + strings.TrimPrefix(lines[0], "listening on "), "certificate-authority-data: ", "token: " + key} {
-		if !strings.Contains(string(kc), want) {
-			t.Errorf("kubeconfig lacks %q:\n%s", want, kc)
-		}
+		assert.Contains(t, string(kc), want, "kubeconfig lacks %q:\n%s", want, kc)
 	}
 	if fi, err := os.Stat(filepath.Join(dir, "kc")); err != nil || fi.Mode().Perm() != 0o600 {
-		t.Errorf("kubeconfig mode: %v %v", fi.Mode(), err)
+		assert.Fail(t, fmt.Sprintf("kubeconfig mode: %v %v", fi.Mode(), err))
 	}
 	go io.Copy(io.Discard, pr)
 	cancel()
 	select {
 	case err := <-done:
-		if err != nil {
-			t.Fatalf("Main after the signal: %v", err)
-		}
+		require.NoError(t, err, "Main after the signal")
 	case <-time.After(15 * time.Second):
-		t.Fatal("Main did not return after the signal")
+		require.FailNow(t, "Main did not return after the signal")
 	}
 }
 
@@ -74,17 +72,13 @@ func TestDataDir(t *testing.T) {
 	start := func(key string) *app.Server {
 		srv, err := app.Start(context.Background(), app.Options{Addr: "127.0.0.1:0", DataDir: filepath.Join(dir, "data"),
 			AccessKey: key, Seed: "seed.yaml", Logger: slog.New(slog.DiscardHandler)})
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		return srv
 	}
 	stop := func(srv *app.Server) {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
-		if err := srv.Shutdown(ctx); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, srv.Shutdown(ctx))
 	}
 	srv := start("first-admin-key-0123456789")
 	ts := &testServer{Server: srv}
@@ -99,10 +93,6 @@ func TestDataDir(t *testing.T) {
 	ts = &testServer{Server: srv}
 	expectStatus(t, ts.serve(req{method: "GET", path: gv + "/projects/kept", headers: bearer("second-admin-key-0123456789")}), 200, "get after restart")
 	expectStatus(t, ts.serve(req{method: "GET", path: gv + "/projects/kept", headers: bearer("first-admin-key-0123456789")}), 401, "the old admin key")
-	if got := string(ts.serve(req{method: "GET", path: "/openid/v1/jwks"}).body); got != jwks {
-		t.Errorf("the token keys changed across the restart")
-	}
-	if string(srv.CACert) != ca {
-		t.Errorf("the self-signed certificate was not kept in --data-dir")
-	}
+	assert.Equal(t, jwks, string(ts.serve(req{method: "GET", path: "/openid/v1/jwks"}).body), "the token keys changed across the restart")
+	assert.Equal(t, ca, string(srv.CACert), "the self-signed certificate was not kept in --data-dir")
 }

@@ -157,7 +157,7 @@ i: &i [*h,*h,*h,*h,*h,*h,*h,*h,*h]
 			r := ts.serve(c.r)
 			expectStatus(t, r, c.code, c.row)
 			if strings.HasPrefix(c.row, "billion") && time.Since(start) > time.Second {
-				t.Errorf("billion laughs took %v", time.Since(start))
+				assert.Fail(t, fmt.Sprintf("billion laughs took %v", time.Since(start)))
 			}
 		})
 	}
@@ -167,9 +167,7 @@ i: &i [*h,*h,*h,*h,*h,*h,*h,*h,*h]
 		r := ts.serve(req{method: "PUT", path: vcis + "/dev/status", body: []byte(
 			`{"metadata":{"name":"dev","namespace":"p-a","resourceVersion":"` + rv + `"},"status":{"phase":"Bogus"}}`)})
 		expectStatus(t, r, 422, "status phase Bogus")
-		if !strings.Contains(string(r.body), `"field":"status.phase"`) {
-			t.Errorf("422 without the field path: %s", r.body)
-		}
+		assert.Contains(t, string(r.body), `"field":"status.phase"`, "422 without the field path: %s", r.body)
 	})
 
 	t.Run("expired access key", func(t *testing.T) {
@@ -182,7 +180,7 @@ i: &i [*h,*h,*h,*h,*h,*h,*h,*h,*h]
 				return
 			}
 			if time.Now().After(deadline) {
-				t.Fatalf("the short-lived key still works after 5 s: %d", r.code)
+				require.FailNow(t, fmt.Sprintf("the short-lived key still works after 5 s: %d", r.code))
 			}
 			time.Sleep(100 * time.Millisecond)
 		}
@@ -197,16 +195,12 @@ i: &i [*h,*h,*h,*h,*h,*h,*h,*h,*h]
 				Name: fmt.Sprintf("compact-%d", i)}}, store.CreateOptions{}))
 		}
 		rev, err := ts.Store.Backend().Revision(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		c, ok := ts.Store.Backend().(backend.Compactor)
 		if !ok {
 			t.Skip("backend cannot compact")
 		}
-		if err := c.Compact(ctx, rev); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, c.Compact(ctx, rev))
 		expectStatus(t, ts.serve(req{method: "GET", path: projects + "?watch=1&resourceVersion=1"}), 410, "watch from rv 1")
 	})
 
@@ -228,9 +222,7 @@ i: &i [*h,*h,*h,*h,*h,*h,*h,*h,*h]
 		hr.Header.Set("Authorization", "Bearer "+adminKey)
 		hr.Header.Set("Content-Type", "application/json")
 		resp, err := ts.client.Do(hr)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		b, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()
 		pr.CloseWithError(errors.New("done"))
@@ -239,9 +231,7 @@ i: &i [*h,*h,*h,*h,*h,*h,*h,*h,*h]
 
 	t.Run("headers over 1 MiB", func(t *testing.T) {
 		r := ts.do(t, req{method: "GET", path: "/version", headers: map[string]string{"X-Big": strings.Repeat("h", 2<<20)}})
-		if r.code != 431 {
-			t.Errorf("code %d, want 431", r.code)
-		}
+		assert.Equal(t, 431, r.code, "code")
 	})
 }
 
@@ -304,9 +294,7 @@ func TestSlowHeaders(t *testing.T) {
 	ts := startServer(t, func(o *app.Options) { o.ReadHeaderTimeout = 300 * time.Millisecond })
 	addr := strings.TrimPrefix(strings.TrimSuffix(ts.URL, "/kubernetes/management"), "http://")
 	conn, err := net.Dial("tcp", addr)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer conn.Close()
 	fmt.Fprintf(conn, "GET /kubernetes/management/healthz HTTP/1.1\r\nHost: x\r\n")
 	_ = conn.SetReadDeadline(time.Now().Add(5 * time.Second))
@@ -318,9 +306,9 @@ func TestSlowHeaders(t *testing.T) {
 	}
 	var ne net.Error
 	if errors.As(err, &ne) && ne.Timeout() {
-		t.Fatalf("the connection was not closed after the header timeout (waited %v)", time.Since(start))
+		require.FailNow(t, fmt.Sprintf("the connection was not closed after the header timeout (waited %v)", time.Since(start)))
 	}
 	if time.Since(start) > 3*time.Second {
-		t.Errorf("closed after %v, want about 300ms", time.Since(start))
+		assert.Fail(t, fmt.Sprintf("closed after %v, want about 300ms", time.Since(start)))
 	}
 }

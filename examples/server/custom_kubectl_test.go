@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"fmt"
 	"net/http/httptest"
 	"os"
 	"os/exec"
@@ -10,6 +11,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/management-service/mgmt/resource"
 	"github.com/management-service/mgmt/schema"
@@ -39,27 +43,19 @@ func startCustomServer(t *testing.T) string {
 	t.Helper()
 	gvk := resource.GroupVersionKind{Group: "example.com", Version: "v1", Kind: "Widget"}
 	scheme, schemas := resource.NewScheme(), schema.NewRegistry()
-	if err := scheme.Register(resource.KindInfo{Group: gvk.Group, Version: gvk.Version, Kind: gvk.Kind,
+	require.NoError(t, scheme.Register(resource.KindInfo{Group: gvk.Group, Version: gvk.Version, Kind: gvk.Kind,
 		Resource: "widgets", Namespaced: true,
 		New:     func() resource.Object { return &customWidget{} },
 		NewList: func() resource.ObjectList { return &resource.List[customWidget, *customWidget]{} },
-	}); err != nil {
-		t.Fatal(err)
-	}
-	if err := schemas.Register(gvk, []byte(customWidgetSchema)); err != nil {
-		t.Fatal(err)
-	}
+	}))
+	require.NoError(t, schemas.Register(gvk, []byte(customWidgetSchema)))
 	st, err := store.New(memdb.New(memdb.Options{}), store.Options{Scheme: scheme,
 		Validating: []store.ValidatingAdmitter{schema.NewAdmitter(schemas)}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	h, err := httpapi.New(httpapi.Config{Store: st, Schemas: schemas,
 		Resources: []httpapi.Resource{{Group: "example.com", Version: "v1", Resource: "widgets",
 			ShortNames: []string{"wd"}, Categories: []string{"all"}}}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	srv := httptest.NewServer(h)
 	t.Cleanup(func() { _ = st.Close() })
 	t.Cleanup(srv.Close)
@@ -83,16 +79,12 @@ func TestKubectlCustomServer(t *testing.T) {
 	url := startCustomServer(t)
 	dir := t.TempDir()
 	home := filepath.Join(dir, "home")
-	if err := os.MkdirAll(home, 0o700); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, os.MkdirAll(home, 0o700))
 	env := append(os.Environ(), "HOME="+home, "KUBECONFIG=", "KUBECACHEDIR="+filepath.Join(dir, "cache"))
 	flags := []string{"--server", url, "--namespace", "default"}
 	write := func(name, content string) string {
 		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, os.WriteFile(p, []byte(content), 0o600))
 		return p
 	}
 	run := func(wantErr bool, args ...string) string {
@@ -103,7 +95,7 @@ func TestKubectlCustomServer(t *testing.T) {
 		cmd.Env = env
 		out, err := cmd.CombinedOutput()
 		if (err != nil) != wantErr {
-			t.Fatalf("kubectl %s: err=%v\n%s", strings.Join(args, " "), err, out)
+			require.FailNow(t, fmt.Sprintf("kubectl %s: err=%v\n%s", strings.Join(args, " "), err, out))
 		}
 		return string(out)
 	}
@@ -111,9 +103,7 @@ func TestKubectlCustomServer(t *testing.T) {
 	expect := func(out string, wants ...string) {
 		t.Helper()
 		for _, w := range wants {
-			if !strings.Contains(out, w) {
-				t.Errorf("output lacks %q:\n%s", w, out)
-			}
+			assert.Contains(t, out, w, "output lacks %q:\n%s", w, out)
 		}
 	}
 	widget := func(name, size string) string {
@@ -134,13 +124,9 @@ func TestKubectlCustomServer(t *testing.T) {
 	watch := exec.CommandContext(ctx, kubectl, append(flags, "get", "widgets", "-w", "-o", "name")...)
 	watch.Env = env
 	stdout, err := watch.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	watch.Stderr = watch.Stdout
-	if err := watch.Start(); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, watch.Start())
 	defer func() { _ = watch.Process.Kill(); _ = watch.Wait() }()
 	lines := make(chan string)
 	go func() {
@@ -157,14 +143,14 @@ func TestKubectlCustomServer(t *testing.T) {
 			select {
 			case l, ok := <-lines:
 				if !ok {
-					t.Fatalf("kubectl get -w ended before %q: %v", want, seen)
+					require.FailNow(t, fmt.Sprintf("kubectl get -w ended before %q: %v", want, seen))
 				}
 				seen = append(seen, l)
 				if strings.TrimSpace(l) == want {
 					return
 				}
 			case <-ctx.Done():
-				t.Fatalf("kubectl get -w did not print %q: %v", want, seen)
+				require.FailNow(t, fmt.Sprintf("kubectl get -w did not print %q: %v", want, seen))
 			}
 		}
 	}
@@ -187,7 +173,6 @@ func TestKubectlCustomServer(t *testing.T) {
 
 	expect(k("delete", "widget", "w1"), `widget.example.com "w1" deleted`)
 	expect(k("get", "widgets", "-o", "name"), "widget.example.com/w2")
-	if out := k("get", "widgets", "-o", "name"); strings.Contains(out, "w1") {
-		t.Errorf("w1 is still listed after its delete:\n%s", out)
-	}
+	listed := k("get", "widgets", "-o", "name")
+	assert.NotContains(t, listed, "w1", "w1 is still listed after its delete:\n%s", listed)
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -10,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/stretchr/testify/require"
 )
 
 // FuzzHandler sends arbitrary methods, paths, headers and bodies to the handler and
@@ -78,12 +81,12 @@ func FuzzHandler(f *testing.F) {
 		ts.Handler.ServeHTTP(rec, r)
 		code := rec.Code
 		if code >= 500 && !(watch && code == http.StatusGatewayTimeout) {
-			t.Fatalf("%s %s (headers %q, body %q): %d %s", method, path, headers, body, code, rec.Body.String())
+			require.FailNow(t, fmt.Sprintf("%s %s (headers %q, body %q): %d %s", method, path, headers, body, code, rec.Body.String()))
 		}
 		if code >= 400 && rec.Header().Get("Content-Type") == "application/json" {
 			b, _ := io.ReadAll(rec.Body)
 			if !bytes.Contains(b, []byte(`"kind":"Status"`)) {
-				t.Fatalf("%s %s: %d without a Status: %s", method, path, code, b)
+				require.FailNow(t, fmt.Sprintf("%s %s: %d without a Status: %s", method, path, code, b))
 			}
 		}
 	})

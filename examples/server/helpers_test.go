@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -13,6 +14,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/management-service/mgmt/examples/server/internal/app"
 )
@@ -60,12 +64,8 @@ func startServer(t testing.TB, mod func(*app.Options)) *testServer {
 	dir := t.TempDir()
 	seed := filepath.Join(dir, "seed.yaml")
 	data, err := os.ReadFile("seed.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(seed, append(data, []byte("---"+extraSeed)...), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(seed, append(data, []byte("---"+extraSeed)...), 0o600))
 	o := app.Options{
 		Addr:       "127.0.0.1:0",
 		HTTP:       true,
@@ -78,15 +78,11 @@ func startServer(t testing.TB, mod func(*app.Options)) *testServer {
 		mod(&o)
 	}
 	srv, err := app.Start(context.Background(), o)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
-		if err := srv.Shutdown(ctx); err != nil {
-			t.Errorf("shutdown: %v", err)
-		}
+		assert.NoError(t, srv.Shutdown(ctx), "shutdown")
 	})
 	ts := &testServer{Server: srv, client: &http.Client{Timeout: 30 * time.Second}}
 	if tt, ok := t.(*testing.T); ok {
@@ -105,9 +101,7 @@ type response struct {
 func (r response) json(t testing.TB) map[string]any {
 	t.Helper()
 	var m map[string]any
-	if err := json.Unmarshal(r.body, &m); err != nil {
-		t.Fatalf("response is not JSON (%v): %s", err, r.body)
-	}
+	require.NoError(t, json.Unmarshal(r.body, &m), "response is not JSON: %s", r.body)
 	return m
 }
 
@@ -150,9 +144,7 @@ func (ts *testServer) do(t testing.TB, r req) response {
 		body = bytes.NewReader(r.body)
 	}
 	hr, err := http.NewRequest(r.method, ts.URL+r.path, body)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	hr.Header.Set("Authorization", "Bearer "+adminKey)
 	if r.body != nil {
 		hr.Header.Set("Content-Type", "application/json")
@@ -165,9 +157,7 @@ func (ts *testServer) do(t testing.TB, r req) response {
 		}
 	}
 	resp, err := ts.client.Do(hr)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
 	return response{code: resp.StatusCode, header: resp.Header, body: b}
@@ -179,13 +169,13 @@ const gv = "/apis/management.service/v1"
 func expectStatus(t testing.TB, r response, code int, what string) {
 	t.Helper()
 	if r.code != code {
-		t.Errorf("%s: code %d, want %d; body %s", what, r.code, code, trim(r.body))
+		assert.Fail(t, fmt.Sprintf("%s: code %d, want %d; body %s", what, r.code, code, trim(r.body)))
 		return
 	}
 	if code >= 400 {
 		var st map[string]any
 		if err := json.Unmarshal(r.body, &st); err != nil || st["kind"] != "Status" || st["code"] != float64(code) {
-			t.Errorf("%s: body is not a Status of code %d: %s", what, code, trim(r.body))
+			assert.Fail(t, fmt.Sprintf("%s: body is not a Status of code %d: %s", what, code, trim(r.body)))
 		}
 	}
 }

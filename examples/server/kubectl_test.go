@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -10,6 +11,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/management-service/mgmt/examples/server/internal/app"
 )
@@ -36,14 +40,10 @@ func TestKubectl(t *testing.T) {
 		o.CAFile = filepath.Join(dir, "management-ca.crt")
 	})
 	home := filepath.Join(dir, "home")
-	if err := os.MkdirAll(home, 0o700); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, os.MkdirAll(home, 0o700))
 	write := func(name, content string) string {
 		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, os.WriteFile(p, []byte(content), 0o600))
 		return p
 	}
 	run := func(wantErr bool, args ...string) string {
@@ -55,7 +55,7 @@ func TestKubectl(t *testing.T) {
 		cmd.Env = append(os.Environ(), "HOME="+home, "KUBECONFIG=", "KUBECACHEDIR="+filepath.Join(dir, "cache"))
 		out, err := cmd.CombinedOutput()
 		if (err != nil) != wantErr {
-			t.Fatalf("kubectl %s: err=%v\n%s", strings.Join(args, " "), err, out)
+			require.FailNow(t, fmt.Sprintf("kubectl %s: err=%v\n%s", strings.Join(args, " "), err, out))
 		}
 		return string(out)
 	}
@@ -66,9 +66,7 @@ func TestKubectl(t *testing.T) {
 	expect := func(out string, wants ...string) {
 		t.Helper()
 		for _, w := range wants {
-			if !strings.Contains(out, w) {
-				t.Errorf("output lacks %q:\n%s", w, out)
-			}
+			assert.Contains(t, out, w, "output lacks %q:\n%s", w, out)
 		}
 	}
 

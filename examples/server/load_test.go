@@ -12,6 +12,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/stretchr/testify/require"
 )
 
 // loadRequests is how many requests of each kind the load test sends; the race
@@ -84,10 +86,10 @@ func TestLoad(t *testing.T) {
 		d := time.Since(start)
 		done := min(int(issued.Load()), n)
 		if ctx.Err() != nil {
-			t.Fatalf("%s: time cap reached after %d of %d requests", name, done, n)
+			require.FailNow(t, fmt.Sprintf("%s: time cap reached after %d of %d requests", name, done, n))
 		}
 		if f := failed.Load(); f > 0 {
-			t.Fatalf("%s: %d of %d requests failed; first: %v", name, f, n, firstErr.Load())
+			require.FailNow(t, fmt.Sprintf("%s: %d of %d requests failed; first: %v", name, f, n, firstErr.Load()))
 		}
 		t.Logf("load: %-28s %5d requests, %2d clients, %7.0f requests/s (race detector: %v)",
 			name, n, clients, float64(n)/d.Seconds(), raceEnabled)
