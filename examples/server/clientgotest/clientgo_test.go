@@ -2,12 +2,15 @@ package clientgotest
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"path/filepath"
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -39,9 +42,7 @@ func TestDynamicClient(t *testing.T) {
 		Kubeconfig: kubeconfig,
 		Logger:     slog.New(slog.NewTextHandler(io.Discard, nil)),
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
@@ -51,52 +52,36 @@ func TestDynamicClient(t *testing.T) {
 	defer cancel()
 
 	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	cfg.UserAgent = "clientgotest/v0"
 
 	// Discovery maps the kinds to resources.
 	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	groups, err := restmapper.GetAPIGroupResources(dc)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	mapper := restmapper.NewDiscoveryRESTMapper(groups)
 	m, err := mapper.RESTMapping(schema.GroupKind{Group: "management.service", Kind: "VirtualClusterInstance"}, "v1")
 	if err != nil || m.Resource != vcisGVR || m.Scope.Name() != "namespace" {
-		t.Fatalf("mapping of VirtualClusterInstance: %+v %v", m, err)
+		require.FailNow(t, fmt.Sprintf("mapping of VirtualClusterInstance: %+v %v", m, err))
 	}
 
 	dyn, err := dynamic.NewForConfig(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 
 	projects, err := dyn.Resource(projectsGVR).List(ctx, metav1.ListOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	var names []string
 	for _, p := range projects.Items {
 		names = append(names, p.GetName())
 	}
-	if len(names) != 2 || names[0] != "a" || names[1] != "b" {
-		t.Fatalf("projects %v, want [a b]", names)
-	}
+	require.Equal(t, []string{"a", "b"}, names, "projects")
 
 	vcis, err := dyn.Resource(vcisGVR).Namespace(metav1.NamespaceAll).List(ctx, metav1.ListOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	w, err := dyn.Resource(vcisGVR).Namespace(metav1.NamespaceAll).Watch(ctx, metav1.ListOptions{
 		ResourceVersion: vcis.GetResourceVersion(), AllowWatchBookmarks: true})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer w.Stop()
 
 	tok := &unstructured.Unstructured{Object: map[string]any{
@@ -106,18 +91,14 @@ func TestDynamicClient(t *testing.T) {
 		"spec":       map[string]any{"ttl": int64(3600), "scope": map[string]any{"projects": []any{map[string]any{"project": "a"}}}},
 	}}
 	created, err := dyn.Resource(tokensGVR).Create(ctx, tok, metav1.CreateOptions{FieldManager: "clientgotest"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	if s, _, _ := unstructured.NestedString(created.Object, "status", "token"); s == "" {
-		t.Fatalf("no status.token: %v", created.Object)
+		require.FailNow(t, fmt.Sprintf("no status.token: %v", created.Object))
 	}
 	rec, err := dyn.Resource(tokensGVR).Get(ctx, created.GetName(), metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	if s, _, _ := unstructured.NestedString(rec.Object, "status", "token"); s != "" {
-		t.Fatal("the stored record holds the token")
+		require.FailNow(t, "the stored record holds the token")
 	}
 
 	// The move is a create on the migratevirtualclusterinstance subresource of the
@@ -129,11 +110,9 @@ func TestDynamicClient(t *testing.T) {
 		"sourceVirtualClusterInstance": map[string]any{"name": "dev", "namespace": "p-a"},
 	}}
 	res, err := dyn.Resource(projectsGVR).Create(ctx, move, metav1.CreateOptions{}, "migratevirtualclusterinstance")
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	if ns, _, _ := unstructured.NestedString(res.Object, "status", "namespace"); ns != "p-b" {
-		t.Fatalf("move result: %v", res.Object)
+		require.FailNow(t, fmt.Sprintf("move result: %v", res.Object))
 	}
 
 	var seen []string
@@ -141,27 +120,25 @@ func TestDynamicClient(t *testing.T) {
 		select {
 		case ev, ok := <-w.ResultChan():
 			if !ok {
-				t.Fatalf("watch ended after %v", seen)
+				require.FailNow(t, fmt.Sprintf("watch ended after %v", seen))
 			}
 			if ev.Type == watch.Bookmark {
 				continue
 			}
 			u, ok := ev.Object.(*unstructured.Unstructured)
 			if !ok {
-				t.Fatalf("event %s of %T", ev.Type, ev.Object)
+				require.FailNow(t, fmt.Sprintf("event %s of %T", ev.Type, ev.Object))
 			}
 			seen = append(seen, string(ev.Type)+" "+u.GetNamespace()+"/"+u.GetName())
 		case <-ctx.Done():
-			t.Fatalf("no watch events after the move: %v", seen)
+			require.FailNow(t, fmt.Sprintf("no watch events after the move: %v", seen))
 		}
 	}
-	if seen[0] != "DELETED p-a/dev" || seen[1] != "ADDED p-b/dev" {
-		t.Errorf("watch events %v, want [DELETED p-a/dev ADDED p-b/dev]", seen)
-	}
+	assert.Equal(t, []string{"DELETED p-a/dev", "ADDED p-b/dev"}, seen, "watch events")
 
 	// A status error comes back as a typed error.
 	_, err = dyn.Resource(vcisGVR).Namespace("p-a").Get(ctx, "dev", metav1.GetOptions{})
 	if se, ok := err.(interface{ Status() metav1.Status }); !ok || se.Status().Code != 404 || se.Status().Reason != metav1.StatusReasonNotFound {
-		t.Errorf("get of the moved instance in its old project: %v", err)
+		assert.Fail(t, fmt.Sprintf("get of the moved instance in its old project: %v", err))
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/require"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	k8sschema "k8s.io/apimachinery/pkg/runtime/schema"
@@ -57,21 +58,15 @@ func startCustomServer(t *testing.T) *rest.Config {
 		New:     func() resource.Object { return &Widget{} },
 		NewList: func() resource.ObjectList { return &resource.List[Widget, *Widget]{} },
 	}); err != nil {
-		t.Fatal(err)
+		require.NoError(t, err)
 	}
-	if err := schemas.Register(gvk, []byte(widgetSchema)); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, schemas.Register(gvk, []byte(widgetSchema)))
 	st, err := store.New(memdb.New(memdb.Options{}), store.Options{Scheme: scheme,
 		Validating: []store.ValidatingAdmitter{schema.NewAdmitter(schemas)}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	h, err := httpapi.New(httpapi.Config{Store: st, Schemas: schemas,
 		Resources: []httpapi.Resource{{Group: "example.com", Version: "v1", Resource: "widgets", ShortNames: []string{"wd"}}}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	srv := httptest.NewServer(h)
 	// Cleanups run last-in first-out: the watches end, then the server, then the store.
 	t.Cleanup(func() { _ = st.Close() })
@@ -93,7 +88,7 @@ func size(t *testing.T, u *unstructured.Unstructured) int64 {
 	t.Helper()
 	n, ok, err := unstructured.NestedInt64(u.Object, "spec", "size")
 	if err != nil || !ok {
-		t.Fatalf("spec.size of %s: %v %v (%v)", u.GetName(), ok, err, u.Object)
+		require.FailNow(t, fmt.Sprintf("spec.size of %s: %v %v (%v)", u.GetName(), ok, err, u.Object))
 	}
 	return n
 }
@@ -109,26 +104,20 @@ func TestCustomServerDynamicClient(t *testing.T) {
 
 	// Discovery maps the kind to its resource, and the short name too.
 	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	groups, err := restmapper.GetAPIGroupResources(dc)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	mapper := restmapper.NewShortcutExpander(restmapper.NewDiscoveryRESTMapper(groups), dc, nil)
 	m, err := mapper.RESTMapping(k8sschema.GroupKind{Group: "example.com", Kind: "Widget"}, "v1")
 	if err != nil || m.Resource != widgetsGVR || m.Scope.Name() != "namespace" {
-		t.Fatalf("mapping of Widget: %+v %v", m, err)
+		require.FailNow(t, fmt.Sprintf("mapping of Widget: %+v %v", m, err))
 	}
 	if gvr, err := mapper.ResourceFor(k8sschema.GroupVersionResource{Resource: "wd"}); err != nil || gvr != widgetsGVR {
-		t.Fatalf("short name wd: %v %v", gvr, err)
+		require.FailNow(t, fmt.Sprintf("short name wd: %v %v", gvr, err))
 	}
 
 	dyn, err := dynamic.NewForConfig(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	widgets := dyn.Resource(widgetsGVR).Namespace("default")
 
 	// The informer starts on an empty namespace and records what it is told.
@@ -153,7 +142,7 @@ func TestCustomServerDynamicClient(t *testing.T) {
 			events <- event{"delete", u.GetName(), u.GetResourceVersion()}
 		},
 	}); err != nil {
-		t.Fatal(err)
+		require.NoError(t, err)
 	}
 	stop := make(chan struct{})
 	var stopOnce sync.Once
@@ -167,7 +156,7 @@ func TestCustomServerDynamicClient(t *testing.T) {
 	factory.Start(stop)
 	for gvr, ok := range factory.WaitForCacheSync(ctx.Done()) {
 		if !ok {
-			t.Fatalf("the informer of %v did not sync", gvr)
+			require.FailNow(t, fmt.Sprintf("the informer of %v did not sync", gvr))
 		}
 	}
 	expect := func(typ, name, rv string) {
@@ -175,106 +164,90 @@ func TestCustomServerDynamicClient(t *testing.T) {
 		select {
 		case ev := <-events:
 			if ev.typ != typ || ev.name != name || (rv != "" && ev.rv != rv) {
-				t.Fatalf("informer event %+v, want %s %s at %q", ev, typ, name, rv)
+				require.FailNow(t, fmt.Sprintf("informer event %+v, want %s %s at %q", ev, typ, name, rv))
 			}
 		case <-ctx.Done():
-			t.Fatalf("the informer saw no %s of %s", typ, name)
+			require.FailNow(t, fmt.Sprintf("the informer saw no %s of %s", typ, name))
 		}
 	}
 
 	// Create.
 	created, err := widgets.Create(ctx, newWidget("w1", 3), metav1.CreateOptions{FieldManager: "clientgotest"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	if created.GetUID() == "" || created.GetResourceVersion() == "" || created.GetNamespace() != "default" ||
 		created.GetKind() != "Widget" || created.GetAPIVersion() != "example.com/v1" {
-		t.Fatalf("created: %v", created.Object)
+		require.FailNow(t, fmt.Sprintf("created: %v", created.Object))
 	}
 	expect("add", "w1", created.GetResourceVersion())
 	if _, err := widgets.Create(ctx, newWidget("w2", 1), metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
+		require.NoError(t, err)
 	}
 	expect("add", "w2", "")
 
 	// The JSON Schema is enforced, and the error is a typed Status.
 	_, err = widgets.Create(ctx, newWidget("w3", 0), metav1.CreateOptions{})
 	if se, ok := err.(interface{ Status() metav1.Status }); !ok || se.Status().Code != 422 || se.Status().Reason != metav1.StatusReasonInvalid {
-		t.Fatalf("create of a widget of size 0: %v", err)
+		require.FailNow(t, fmt.Sprintf("create of a widget of size 0: %v", err))
 	}
 	// Dry run writes nothing.
 	if _, err := widgets.Create(ctx, newWidget("w4", 2), metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}}); err != nil {
-		t.Fatal(err)
+		require.NoError(t, err)
 	}
 
 	// Get.
 	got, err := widgets.Get(ctx, "w1", metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	if got.GetUID() != created.GetUID() || size(t, got) != 3 {
-		t.Fatalf("got: %v", got.Object)
+		require.FailNow(t, fmt.Sprintf("got: %v", got.Object))
 	}
 
 	// List: both widgets, in every namespace and with a label selector.
 	list, err := dyn.Resource(widgetsGVR).Namespace(metav1.NamespaceAll).List(ctx, metav1.ListOptions{LabelSelector: "app=demo"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	var names []string
 	for _, it := range list.Items {
 		names = append(names, it.GetName())
 	}
 	if fmt.Sprint(names) != "[w1 w2]" || list.GetResourceVersion() == "" {
-		t.Fatalf("list: %v at %q", names, list.GetResourceVersion())
+		require.FailNow(t, fmt.Sprintf("list: %v at %q", names, list.GetResourceVersion()))
 	}
 
 	// Update.
-	if err := unstructured.SetNestedField(got.Object, int64(5), "spec", "size"); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, unstructured.SetNestedField(got.Object, int64(5), "spec", "size"))
 	updated, err := widgets.Update(ctx, got, metav1.UpdateOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	if size(t, updated) != 5 || updated.GetResourceVersion() == got.GetResourceVersion() {
-		t.Fatalf("updated: %v", updated.Object)
+		require.FailNow(t, fmt.Sprintf("updated: %v", updated.Object))
 	}
 	expect("update", "w1", updated.GetResourceVersion())
 	// An update from a stale resourceVersion is a conflict.
 	_, err = widgets.Update(ctx, got, metav1.UpdateOptions{})
 	if se, ok := err.(interface{ Status() metav1.Status }); !ok || se.Status().Code != 409 {
-		t.Fatalf("stale update: %v", err)
+		require.FailNow(t, fmt.Sprintf("stale update: %v", err))
 	}
 
 	// Merge patch.
 	patched, err := widgets.Patch(ctx, "w1", types.MergePatchType, []byte(`{"spec":{"color":"blue"}}`), metav1.PatchOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	if color, _, _ := unstructured.NestedString(patched.Object, "spec", "color"); color != "blue" || size(t, patched) != 5 {
-		t.Fatalf("patched: %v", patched.Object)
+		require.FailNow(t, fmt.Sprintf("patched: %v", patched.Object))
 	}
 	expect("update", "w1", patched.GetResourceVersion())
 
 	// Delete.
-	if err := widgets.Delete(ctx, "w1", metav1.DeleteOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, widgets.Delete(ctx, "w1", metav1.DeleteOptions{}))
 	expect("delete", "w1", "")
 	_, err = widgets.Get(ctx, "w1", metav1.GetOptions{})
 	if se, ok := err.(interface{ Status() metav1.Status }); !ok || se.Status().Code != 404 || se.Status().Reason != metav1.StatusReasonNotFound {
-		t.Fatalf("get after delete: %v", err)
+		require.FailNow(t, fmt.Sprintf("get after delete: %v", err))
 	}
 
 	// The informer's cache ends where the server is: w2 only.
-	if keys := informer.GetStore().ListKeys(); fmt.Sprint(keys) != "[default/w2]" {
-		t.Fatalf("informer cache %v, want [default/w2]", keys)
-	}
+	require.Equal(t, "[default/w2]", fmt.Sprint(informer.GetStore().ListKeys()), "informer cache")
 	stopInformers()
 	select {
 	case ev := <-events:
-		t.Fatalf("an event nobody caused: %+v", ev)
+		require.FailNow(t, fmt.Sprintf("an event nobody caused: %+v", ev))
 	default:
 	}
 }

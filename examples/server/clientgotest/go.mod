@@ -7,7 +7,10 @@ require (
 	k8s.io/client-go v0.32.4
 )
 
-require github.com/management-service/mgmt v0.0.0
+require (
+	github.com/management-service/mgmt v0.0.0
+	github.com/stretchr/testify v1.12.1
+)
 
 require (
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
@@ -50,6 +53,7 @@ require (
 	go.opentelemetry.io/otel/metric v1.45.0 // indirect
 	go.opentelemetry.io/otel/trace v1.45.0 // indirect
 	go.yaml.in/yaml/v2 v2.4.3 // indirect
+	go.yaml.in/yaml/v3 v3.0.5 // indirect
 	golang.org/x/net v0.61.0 // indirect
 	golang.org/x/oauth2 v0.36.0 // indirect
 	golang.org/x/sys v0.49.0 // indirect
