@@ -3,9 +3,11 @@ package main
 import (
 	"bytes"
 	"context"
-	"strings"
+	"fmt"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	rbacv1 "k8s.io/api/rbac/v1"
 	rbacvalidation "k8s.io/component-helpers/auth/rbac/validation"
 )
@@ -23,33 +25,25 @@ func TestSmoke(t *testing.T) {
 	cfg.tmp = t.TempDir()
 	var logs bytes.Buffer
 	rep, err := measureAll(context.Background(), cfg, &logs)
-	if err != nil {
-		t.Fatalf("%v\n%s", err, logs.String())
-	}
+	require.NoError(t, err, logs.String())
 	for _, l := range rep.lines() {
 		for _, col := range []string{l.ours[1], l.def, l.defU, l.plain, l.plnU, l.raw, l.raw2} {
-			if col != "" && rep.ns(l.ours[0], col) <= 0 {
-				t.Errorf("%s: no result for %s", l.op, col)
+			if col != "" {
+				assert.Positive(t, rep.ns(l.ours[0], col), "%s: no result for %s", l.op, col)
 			}
 		}
 	}
 	for _, col := range []string{colOursMem, colFakeDefault, colFakePlain} {
 		if w := rep.watch[col]; w.p50 <= 0 || w.p99 < w.p50 {
-			t.Errorf("watch %s: p50 %v p99 %v", col, w.p50, w.p99)
+			assert.Fail(t, fmt.Sprintf("watch %s: p50 %v p99 %v", col, w.p50, w.p99))
 		}
 	}
-	if rep.tokenBytes == 0 {
-		t.Error("no token issued")
-	}
-	if len(rep.targets()) < 20 {
-		t.Errorf("only %d targets checked", len(rep.targets()))
-	}
+	assert.NotZero(t, rep.tokenBytes, "no token issued")
+	assert.GreaterOrEqual(t, len(rep.targets()), 20, "only %d targets checked", len(rep.targets()))
 	var out bytes.Buffer
 	rep.print(&out)
 	for _, want := range []string{"| create, memdb |", "| list 200, label selector matching 1%, memdb |", "| watch: 1 write reaches 3 watchers", "Targets of issue 11:"} {
-		if !strings.Contains(out.String(), want) {
-			t.Errorf("report lacks %q:\n%s", want, out.String())
-		}
+		assert.Contains(t, out.String(), want, "report lacks %q:\n%s", want, out.String())
 	}
 }
 
@@ -76,9 +70,7 @@ func TestRulesAllowEquivalent(t *testing.T) {
 		want, _ := rbacvalidation.Covers(rules, []rbacv1.PolicyRule{{Verbs: []string{tc.verb}, APIGroups: []string{tc.group},
 			Resources: []string{full}, ResourceNames: []string{tc.name}}})
 		got := rbacRulesAllow(&rbacRequest{verb: tc.verb, group: tc.group, resource: tc.res, subresource: tc.sub, name: tc.name}, rules...)
-		if got != want {
-			t.Errorf("%+v: RulesAllow-equivalent says %v, Covers %v", tc, got, want)
-		}
+		assert.Equal(t, want, got, "%+v: RulesAllow-equivalent says %v, Covers %v", tc, got, want)
 	}
 }
 
@@ -91,34 +83,21 @@ BenchmarkPaired/EdDSA/verify-2       	    5000	    240000 ns/op	       120.0 go-
 PASS
 `
 	res, err := parsePaired(out)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	if s := res["sign"]; s.ratio != 1.0 || s.ours != 81 || s.jose != 80 || s.samples != 3 {
-		t.Errorf("sign: %+v", s)
+		assert.Fail(t, fmt.Sprintf("sign: %+v", s))
 	}
 	if v := res["verify"]; v.ratio != 0.98 || v.samples != 1 {
-		t.Errorf("verify: %+v", v)
+		assert.Fail(t, fmt.Sprintf("verify: %+v", v))
 	}
-	if _, err := parsePaired("PASS\n"); err == nil {
-		t.Error("no error for an output without results")
-	}
+	_, err = parsePaired("PASS\n")
+	assert.Error(t, err, "no error for an output without results")
 }
 
 func TestHelpers(t *testing.T) {
-	if got := percentile([]float64{5, 1, 4, 2, 3}, 50); got != 3 {
-		t.Errorf("p50 = %v", got)
-	}
-	if got := percentile([]float64{5, 1, 4, 2, 3}, 99); got != 5 {
-		t.Errorf("p99 = %v", got)
-	}
-	if got := median([]float64{4, 1, 3, 2}); got != 2.5 {
-		t.Errorf("median = %v", got)
-	}
-	if got := thousands(10000); got != "10,000" {
-		t.Errorf("thousands = %q", got)
-	}
-	if got := fmtDur(1500); got != "1.5 µs" {
-		t.Errorf("fmtDur = %q", got)
-	}
+	assert.Equal(t, 3.0, percentile([]float64{5, 1, 4, 2, 3}, 50), "p50")
+	assert.Equal(t, 5.0, percentile([]float64{5, 1, 4, 2, 3}, 99), "p99")
+	assert.Equal(t, 2.5, median([]float64{4, 1, 3, 2}), "median")
+	assert.Equal(t, "10,000", thousands(10000), "thousands")
+	assert.Equal(t, "1.5 µs", fmtDur(1500), "fmtDur")
 }
