@@ -254,7 +254,7 @@ func TestDiscovery(t *testing.T) {
 	want := map[string]string{
 		"projects":                               "Project create,delete,deletecollection,get,list,patch,update,watch",
 		"projects/migratevirtualclusterinstance": "ProjectMigrateVirtualClusterInstance create",
-		"virtualclusterinstances/status":         "VirtualClusterInstance get,update",
+		"virtualclusterinstances/status":         "VirtualClusterInstance get,patch,update",
 		"directclusterendpointtokens":            "DirectClusterEndpointToken create,delete,deletecollection,get,list",
 		"accesskeys":                             "AccessKey create,delete,deletecollection,get,list,patch,update",
 	}

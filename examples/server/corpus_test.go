@@ -138,8 +138,9 @@ i: &i [*h,*h,*h,*h,*h,*h,*h,*h,*h]
 			headers: map[string]string{"Content-Type": "application/merge-patch+json"}}, 405},
 		{"get of the migrate subresource", req{method: "GET", path: gv + "/projects/b/migratevirtualclusterinstance"}, 405},
 		{"watch of access keys", req{method: "GET", path: gv + "/accesskeys?watch=1"}, 405},
-		{"patch of a status", req{method: "PATCH", path: vcis + "/dev/status", body: []byte(`{}`),
-			headers: map[string]string{"Content-Type": "application/merge-patch+json"}}, 405},
+		{"delete of a status", req{method: "DELETE", path: vcis + "/dev/status"}, 405},
+		{"patch of a project's status (projects have no status subresource)", req{method: "PATCH", path: projects + "/a/status", body: []byte(`{}`),
+			headers: map[string]string{"Content-Type": "application/merge-patch+json"}}, 404},
 		{"create of a namespaced kind without a namespace", req{method: "POST", path: gv + "/virtualclusterinstances", body: []byte(`{}`)}, 405},
 		// Options.
 		{"dryRun other than All", req{method: "POST", path: projects + "?dryRun=Some", body: project("dry")}, 422},

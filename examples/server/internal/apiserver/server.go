@@ -97,10 +97,7 @@ func resources(cfg Config) []httpapi.Resource {
 			Verbs:        []string{"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"},
 			Subresources: []httpapi.Subresource{cfg.Migrator.Subresource(moveRights)}},
 		{Group: g, Version: v, Resource: "virtualclusterinstances", ShortNames: []string{"vci"}, Categories: cat,
-			Verbs: []string{"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"},
-			// Patching the status subresource needs a status patch in the store, which it
-			// does not have; status is written with a PUT.
-			StatusVerbs: []string{"get", "update"}},
+			Verbs: []string{"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}},
 		{Group: g, Version: v, Resource: "accesskeys", ShortNames: []string{"ak"}, Categories: cat,
 			Verbs: []string{"create", "delete", "deletecollection", "get", "list", "patch", "update"}},
 		{Group: g, Version: v, Resource: "directclusterendpointtokens", ShortNames: []string{"dcet"}, Categories: cat,
