@@ -102,31 +102,9 @@ func RunKill9(t *testing.T, cfg Kill9Config) {
 	if name := os.Getenv(kill9TestEnv); name != "" && name == t.Name() {
 		kill9Child(cfg, os.Getenv(kill9StateEnv), os.Getenv(kill9RoundEnv)) // never returns
 	}
-	require.NotNil(t, cfg.OpenChild, "Kill9Config.OpenChild is required")
-	rounds := cfg.Rounds
-	if rounds <= 0 {
-		rounds = DefaultKill9Rounds
-	}
-	for _, env := range []string{"MGMT_MIGRATE_CRASH_ROUNDS", "MGMT_CRASH_ROUNDS"} {
-		if v := os.Getenv(env); v != "" {
-			n, err := strconv.Atoi(v)
-			require.NoError(t, err, "%s=%q", env, v)
-			rounds = n
-			break
-		}
-	}
-	open := cfg.OpenParent
-	if open == nil {
-		open = cfg.OpenChild
-	}
-	setup := cfg.Setup
-	if setup == nil {
-		setup = func(t *testing.T) string { return t.TempDir() }
-	}
-	state := setup(t)
+	p, rounds := newKill9Parent(t, cfg, DefaultKill9Rounds, "MGMT_MIGRATE_CRASH_ROUNDS")
 	exe, err := os.Executable()
 	require.NoError(t, err)
-	p := &kill9Parent{t: t, open: open, state: state, quiet: cfg.Quiet, ctx: context.Background()}
 
 	// The seed: projects a and b, the instances in a.
 	func() {
@@ -520,4 +498,32 @@ func kill9Child(cfg Kill9Config, state, round string) {
 		}
 		say("UPD-ACK %s %s", name, value)
 	}
+}
+
+// newKill9Parent is the parent side of a crash test: cfg checked, its defaults filled
+// in, the state set up; and the number of rounds, from cfg, else env, else
+// MGMT_CRASH_ROUNDS, else def.
+func newKill9Parent(t *testing.T, cfg Kill9Config, def int, env string) (*kill9Parent, int) {
+	require.NotNil(t, cfg.OpenChild, "Kill9Config.OpenChild is required")
+	rounds := cfg.Rounds
+	if rounds <= 0 {
+		rounds = def
+	}
+	for _, env := range []string{env, "MGMT_CRASH_ROUNDS"} {
+		if v := os.Getenv(env); v != "" {
+			n, err := strconv.Atoi(v)
+			require.NoError(t, err, "%s=%q", env, v)
+			rounds = n
+			break
+		}
+	}
+	open := cfg.OpenParent
+	if open == nil {
+		open = cfg.OpenChild
+	}
+	setup := cfg.Setup
+	if setup == nil {
+		setup = func(t *testing.T) string { return t.TempDir() }
+	}
+	return &kill9Parent{t: t, open: open, state: setup(t), quiet: cfg.Quiet, ctx: context.Background()}, rounds
 }

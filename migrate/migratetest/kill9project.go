@@ -55,28 +55,7 @@ func RunKill9ProjectDeletion(t *testing.T, cfg Kill9Config) {
 	if name := os.Getenv(kill9TestEnv); name != "" && name == t.Name() {
 		kill9ProjectChild(cfg, os.Getenv(kill9StateEnv)) // never returns
 	}
-	require.NotNil(t, cfg.OpenChild, "Kill9Config.OpenChild is required")
-	rounds := cfg.Rounds
-	if rounds <= 0 {
-		rounds = DefaultKill9ProjectRounds
-	}
-	for _, env := range []string{"MGMT_PROJECT_CRASH_ROUNDS", "MGMT_CRASH_ROUNDS"} {
-		if v := os.Getenv(env); v != "" {
-			n, err := strconv.Atoi(v)
-			require.NoError(t, err, "%s=%q", env, v)
-			rounds = n
-			break
-		}
-	}
-	open := cfg.OpenParent
-	if open == nil {
-		open = cfg.OpenChild
-	}
-	setup := cfg.Setup
-	if setup == nil {
-		setup = func(t *testing.T) string { return t.TempDir() }
-	}
-	p := &kill9Parent{t: t, open: open, state: setup(t), quiet: cfg.Quiet, ctx: context.Background()}
+	p, rounds := newKill9Parent(t, cfg, DefaultKill9ProjectRounds, "MGMT_PROJECT_CRASH_ROUNDS")
 	exe, err := os.Executable()
 	require.NoError(t, err)
 
