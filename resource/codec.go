@@ -590,6 +590,7 @@ func (c *Codec) decodeJSON(js []byte, expected *KindInfo, fromYAML bool) (Object
 		return nil, NewBadRequest(fmt.Sprintf("the request body could not be decoded as %s: %s",
 			k.Kind, describeJSONError(err, fromYAML))).WithCause(err)
 	}
+	nilZeroTimes(reflect.ValueOf(obj).Elem())
 	tm := obj.GetTypeMeta()
 	tm.Kind, tm.APIVersion = k.Kind, k.APIVersion()
 	return obj, nil
