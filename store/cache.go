@@ -4,102 +4,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
-	"sync"
 
 	"github.com/management-service/mgmt/resource"
 	"github.com/management-service/mgmt/store/internal/objcodec"
 )
-
-// objectCache keeps decoded objects by key and modRevision, so that reads, lists and
-// watch fan-out copy a decoded object instead of decoding JSON again. An entry is
-// valid only for the exact revision it was decoded at; a stale one is a miss, never
-// a wrong answer. Cached objects are never handed out: callers get deep copies.
-type objectCache struct {
-	mu  sync.RWMutex
-	m   map[string]cacheEntry
-	max int
-}
-
-type cacheEntry struct {
-	rev int64
-	obj resource.Object
-	rv  string // rev as a resourceVersion, for reads stamped with it
-}
-
-func newObjectCache(max int) *objectCache {
-	if max < 0 {
-		return nil
-	}
-	if max == 0 {
-		max = 100000
-	}
-	return &objectCache{m: map[string]cacheEntry{}, max: max}
-}
-
-// has reports whether the cache holds an object for key, at any revision.
-func (c *objectCache) has(key string) bool {
-	if c == nil {
-		return false
-	}
-	c.mu.RLock()
-	_, ok := c.m[key]
-	c.mu.RUnlock()
-	return ok
-}
-
-func (c *objectCache) get(key string, rev int64) resource.Object {
-	return c.entry(key, rev).obj
-}
-
-// entry returns the entry of key at rev; a zero entry when there is none.
-func (c *objectCache) entry(key string, rev int64) cacheEntry {
-	if c == nil || rev == 0 {
-		return cacheEntry{}
-	}
-	c.mu.RLock()
-	e, ok := c.m[key]
-	c.mu.RUnlock()
-	if !ok || e.rev != rev {
-		return cacheEntry{}
-	}
-	return e
-}
-
-// put stores obj, which the caller must not change afterwards.
-func (c *objectCache) put(key string, rev int64, obj resource.Object) {
-	if c == nil || rev == 0 {
-		return
-	}
-	c.putRV(key, rev, formatRV(rev), obj)
-}
-
-// putRV is put with rv, rev as a resourceVersion.
-func (c *objectCache) putRV(key string, rev int64, rv string, obj resource.Object) {
-	if c == nil || rev == 0 {
-		return
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if old, ok := c.m[key]; ok && old.rev > rev {
-		return // a newer revision is already here
-	}
-	if _, ok := c.m[key]; !ok && len(c.m) >= c.max {
-		for k := range c.m { // evict an arbitrary entry
-			delete(c.m, k)
-			break
-		}
-	}
-	c.m[key] = cacheEntry{rev: rev, obj: obj, rv: rv}
-}
-
-func (c *objectCache) drop(key string) {
-	if c == nil {
-		return
-	}
-	c.mu.Lock()
-	delete(c.m, key)
-	c.mu.Unlock()
-}
 
 // decode returns a private copy of the object stored at key with modRev, stamped
 // with resourceVersion stamp.
@@ -147,22 +55,22 @@ func (s *Store) unmarshal(k *resource.KindInfo, key string, data []byte, out res
 // resourceVersion. The object is shared: the caller must not change it, and hands out
 // only copies.
 func (s *Store) stored(k *resource.KindInfo, key string, modRev int64, data []byte, stamp int64, t reflect.Type) (resource.Object, string, error) {
-	if e := s.cache.entry(key, modRev); e.obj != nil && reflect.TypeOf(e.obj) == t {
+	if e := s.cache.Entry(key, modRev); e.Obj != nil && reflect.TypeOf(e.Obj) == t {
 		if c := s.resultCheck(); c != nil {
-			c.checkResult(k, key, data, e.obj)
+			c.checkResult(k, key, data, e.Obj)
 		}
-		rv := e.rv
+		rv := e.RV
 		if stamp != modRev {
 			rv = formatRV(stamp)
 		}
-		return e.obj, rv, nil
+		return e.Obj, rv, nil
 	}
 	obj := reflect.New(t.Elem()).Interface().(resource.Object)
 	if err := s.unmarshal(k, key, data, obj); err != nil {
 		return nil, "", err
 	}
 	if modRev != 0 {
-		s.cache.put(key, modRev, obj)
+		s.cache.Put(key, modRev, obj)
 	}
 	return obj, formatRV(stamp), nil
 }

@@ -174,7 +174,7 @@ func (tx *Tx) remove(k *resource.KindInfo, key string, e *txEntry, cur resource.
 	tx.del(key)
 	tx.removed = append(tx.removed, removedObject{kind: k, uid: cur.GetObjectMeta().UID})
 	tx.onCommit(func(rev int64) error {
-		tx.s.cache.drop(key)
+		tx.s.cache.Drop(key)
 		if err := tx.s.decodeTo(k, key, modRev, data, rev, obj); err != nil {
 			return err
 		}

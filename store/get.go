@@ -51,7 +51,7 @@ func (s *Store) Get(ctx context.Context, namespace, name string, out resource.Ob
 // comes from a read of the backend: a stale entry is a miss, never a wrong answer.
 func (s *Store) getCached(ctx context.Context, k *resource.KindInfo, key, name string, out resource.Object) (bool, error) {
 	hg, ok := s.b.(backend.HeadGetter)
-	if !ok || s.cache == nil || s.resultCheck() != nil || !s.cache.has(key) {
+	if !ok || s.cache == nil || s.resultCheck() != nil || !s.cache.Has(key) {
 		// The tests' resultCheck compares every answer with the stored bytes.
 		return false, nil
 	}
@@ -62,12 +62,12 @@ func (s *Store) getCached(ctx context.Context, k *resource.KindInfo, key, name s
 	if err != nil {
 		return true, backendError(err)
 	}
-	e := s.cache.entry(key, head.ModRevision)
-	if e.obj == nil || reflect.TypeOf(e.obj) != reflect.TypeOf(out) {
+	e := s.cache.Entry(key, head.ModRevision)
+	if e.Obj == nil || reflect.TypeOf(e.Obj) != reflect.TypeOf(out) {
 		return false, nil
 	}
-	objcodec.DeepCopyInto(out, e.obj)
-	out.GetObjectMeta().ResourceVersion = e.rv
+	objcodec.DeepCopyInto(out, e.Obj)
+	out.GetObjectMeta().ResourceVersion = e.RV
 	return true, nil
 }
 

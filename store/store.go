@@ -16,6 +16,7 @@ import (
 
 	"github.com/management-service/mgmt/resource"
 	"github.com/management-service/mgmt/store/backend"
+	"github.com/management-service/mgmt/store/internal/objcodec"
 )
 
 // Store keeps objects with Kubernetes metadata semantics on top of a
@@ -35,7 +36,7 @@ type Store struct {
 	stop      context.CancelFunc
 	bg        sync.WaitGroup
 	track     *tracker
-	cache     *objectCache
+	cache     *objcodec.Cache
 
 	hubMu     sync.Mutex
 	watchHub  *watchHub // nil until the first watch that uses it
@@ -84,7 +85,7 @@ func New(b backend.Backend, opts Options) (*Store, error) {
 	if s.opts.MaxUpdateRetries <= 0 {
 		s.opts.MaxUpdateRetries = 64
 	}
-	s.cache = newObjectCache(s.opts.ObjectCache)
+	s.cache = objcodec.NewCache(s.opts.ObjectCache)
 	ctx, cancel := context.WithCancel(context.Background())
 	s.stop = cancel
 	t, err := newTracker(ctx, s)

@@ -196,7 +196,7 @@ func (t *tracker) apply(be backend.Event) {
 			t.setLocked(be.KV.Key, info)
 		case backend.EventDelete:
 			t.setLocked(be.KV.Key, nil)
-			t.s.cache.drop(be.KV.Key)
+			t.s.cache.Drop(be.KV.Key)
 		}
 		if be.Revision > t.rev {
 			t.rev = be.Revision

@@ -1,5 +1,6 @@
 // Package objcodec is the store's object engine: it normalizes, encodes, splices and
-// copies objects fast, byte for byte as encoding/json would. It holds no rules: what
+// copies objects fast, byte for byte as encoding/json would, and keeps decoded objects
+// by revision ([Cache]) so that reads copy them instead of decoding again. It holds no rules: what
 // a write may change, the size limit, admission and the Status errors live in
 // package store, which calls objcodec and applies them.
 //
