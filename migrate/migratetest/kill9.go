@@ -389,26 +389,7 @@ func (p *kill9Parent) runChild(exe string, round int, d time.Duration) *kill9Log
 			}
 		}
 	}()
-	select {
-	case <-ready:
-	case <-done:
-		_ = cmd.Wait()
-		require.FailNow(t, fmt.Sprintf("round %d: the child ended before it was ready (does -test.run=%s select the test that calls RunKill9?)", round, pattern))
-	case <-time.After(60 * time.Second):
-		_ = cmd.Process.Kill()
-		require.FailNow(t, fmt.Sprintf("round %d: the child is not ready after 60s", round))
-	}
-	select {
-	case <-time.After(d):
-	case <-done:
-		_ = cmd.Wait()
-		require.FailNow(t, fmt.Sprintf("round %d: the child ended before it was killed: %v (its error is on stderr)", round, cmd.ProcessState))
-	}
-	require.NoError(t, cmd.Process.Signal(syscall.SIGKILL))
-	<-done
-	err = cmd.Wait()
-	var ee *exec.ExitError
-	require.True(t, errors.As(err, &ee), "round %d: the child was not killed: %v", round, err)
+	killWhenDue(t, cmd, ready, done, round, d, pattern)
 	return log
 }
 
@@ -526,4 +507,30 @@ func newKill9Parent(t *testing.T, cfg Kill9Config, def int, env string) (*kill9P
 		setup = func(t *testing.T) string { return t.TempDir() }
 	}
 	return &kill9Parent{t: t, open: open, state: setup(t), quiet: cfg.Quiet, ctx: context.Background()}, rounds
+}
+
+// killWhenDue waits until the child of round is ready, lets it work for d, kills it
+// with SIGKILL and checks that the kill ended it. done closes when the child's output
+// ends; pattern is its -test.run, for the message when the child never got ready.
+func killWhenDue(t *testing.T, cmd *exec.Cmd, ready, done <-chan struct{}, round int, d time.Duration, pattern string) {
+	select {
+	case <-ready:
+	case <-done:
+		_ = cmd.Wait()
+		require.FailNow(t, fmt.Sprintf("round %d: the child ended before it was ready (does -test.run=%s select the test?)", round, pattern))
+	case <-time.After(60 * time.Second):
+		_ = cmd.Process.Kill()
+		require.FailNow(t, fmt.Sprintf("round %d: the child is not ready after 60s", round))
+	}
+	select {
+	case <-time.After(d):
+	case <-done:
+		_ = cmd.Wait()
+		require.FailNow(t, fmt.Sprintf("round %d: the child ended before it was killed: %v (its error is on stderr)", round, cmd.ProcessState))
+	}
+	require.NoError(t, cmd.Process.Signal(syscall.SIGKILL))
+	<-done
+	err := cmd.Wait()
+	var ee *exec.ExitError
+	require.True(t, errors.As(err, &ee), "round %d: the child was not killed: %v", round, err)
 }

@@ -10,7 +10,6 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -207,26 +206,7 @@ func (p *kill9Parent) runProjectChild(exe string, round int, d time.Duration) {
 			}
 		}
 	}()
-	select {
-	case <-ready:
-	case <-done:
-		_ = cmd.Wait()
-		require.FailNow(t, fmt.Sprintf("round %d: the child ended before it was ready (does -test.run=%s select the test?)", round, pattern))
-	case <-time.After(60 * time.Second):
-		_ = cmd.Process.Kill()
-		require.FailNow(t, fmt.Sprintf("round %d: the child is not ready after 60s", round))
-	}
-	select {
-	case <-time.After(d):
-	case <-done:
-		_ = cmd.Wait()
-		require.FailNow(t, fmt.Sprintf("round %d: the child ended before it was killed: %v", round, cmd.ProcessState))
-	}
-	require.NoError(t, cmd.Process.Signal(syscall.SIGKILL))
-	<-done
-	err = cmd.Wait()
-	var ee *exec.ExitError
-	require.True(t, errors.As(err, &ee), "round %d: the child was not killed: %v", round, err)
+	killWhenDue(t, cmd, ready, done, round, d, pattern)
 }
 
 // kill9ProjectChild is the child: the host with the project rules started and the
