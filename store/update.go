@@ -104,10 +104,6 @@ func (tx *Tx) readForUpdate(w *write, obj resource.Object, status bool) error {
 	if err := checkKeyNames(k, meta.Namespace, meta.Name); err != nil {
 		return err
 	}
-	if meta.ResourceVersion == "" {
-		return resource.NewInvalid(k, meta.Name, resource.ErrorList{
-			resource.Invalid(metaPath.Child("resourceVersion"), "", "must be specified for an update")})
-	}
 	wantRV, err := parseRV(meta.ResourceVersion)
 	if err != nil {
 		return err
@@ -118,10 +114,16 @@ func (tx *Tx) readForUpdate(w *write, obj resource.Object, status bool) error {
 		return err
 	}
 	if e.value == nil {
+		// A missing object is 404 (or 409 when it was moved), with or without a
+		// resourceVersion, as kube-apiserver answers.
 		if err := tx.movedConflict(k, w.key, meta.Name, meta.UID, wantRV); err != nil {
 			return err
 		}
 		return resource.NewNotFound(k, meta.Name)
+	}
+	if meta.ResourceVersion == "" {
+		return resource.NewInvalid(k, meta.Name, resource.ErrorList{
+			resource.Invalid(metaPath.Child("resourceVersion"), "", "must be specified for an update")})
 	}
 	w.oldValue, w.oldRev = e.value, e.rev
 	if len(s.opts.Mutating) == 0 && len(s.opts.Validating) == 0 {
