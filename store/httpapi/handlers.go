@@ -123,13 +123,23 @@ func checkBodyNamespace(ri *route, obj resource.Object) error {
 	return nil
 }
 
-func (s *Server) create(w http.ResponseWriter, r *http.Request, ri *route) error {
-	k := ri.kind
-	obj, err := s.decodeObject(r, k)
+// decodeBody reads the object of a create or update from the body, in the URL's
+// namespace (checkBodyNamespace).
+func (s *Server) decodeBody(r *http.Request, ri *route) (resource.Object, error) {
+	obj, err := s.decodeObject(r, ri.kind)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if err := checkBodyNamespace(ri, obj); err != nil {
+		return nil, err
+	}
+	return obj, nil
+}
+
+func (s *Server) create(w http.ResponseWriter, r *http.Request, ri *route) error {
+	k := ri.kind
+	obj, err := s.decodeBody(r, ri)
+	if err != nil {
 		return err
 	}
 	ctx := r.Context()
@@ -158,11 +168,8 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request, ri *route) error
 
 func (s *Server) update(w http.ResponseWriter, r *http.Request, ri *route) error {
 	k := ri.kind
-	obj, err := s.decodeObject(r, k)
+	obj, err := s.decodeBody(r, ri)
 	if err != nil {
-		return err
-	}
-	if err := checkBodyNamespace(ri, obj); err != nil {
 		return err
 	}
 	if m := obj.GetObjectMeta(); m.Name != ri.name {
