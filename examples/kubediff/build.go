@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/url"
+	"sort"
 	"strings"
 	"time"
 )
@@ -165,8 +166,11 @@ func pickResource(name string) func(any) any {
 			if rm, ok := r.(map[string]any); ok && rm["name"] == name {
 				out := map[string]any{}
 				for k, x := range rm {
-					if k == "storageVersionHash" {
+					switch k {
+					case "storageVersionHash":
 						x = "<hash>"
+					case "verbs":
+						x = sortedStrings(x)
 					}
 					out[k] = x
 				}
@@ -192,4 +196,26 @@ func pickKeys(keys ...string) func(any) any {
 		}
 		return out
 	}
+}
+
+// sortedStrings sorts a list of strings (discovery's verbs are a set).
+func sortedStrings(v any) any {
+	l, ok := v.([]any)
+	if !ok {
+		return v
+	}
+	ss := make([]string, 0, len(l))
+	for _, e := range l {
+		s, ok := e.(string)
+		if !ok {
+			return v
+		}
+		ss = append(ss, s)
+	}
+	sort.Strings(ss)
+	out := make([]any, len(ss))
+	for i, s := range ss {
+		out[i] = s
+	}
+	return out
 }

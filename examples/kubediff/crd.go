@@ -17,32 +17,32 @@ const (
 	Version = "v1"
 )
 
-// KindSpec is how a kind is served: its names and scope, as the example server
-// serves it (decisions §1), and the printer columns of issue 21.
+// KindSpec is how a kind is served: its names, short name and scope, as the
+// example server serves it (decisions §1), and the printer columns of issue 21.
 type KindSpec struct {
-	Kind, Plural, Schema string
-	Namespaced           bool
-	Columns              []map[string]any
+	Kind, Plural, Schema, ShortName string
+	Namespaced                      bool
+	Columns                         []map[string]any
 }
 
 // crdKinds are the kinds a CRD mirrors. ProjectMigrateVirtualClusterInstance is a
 // subresource of Project, which a CRD cannot have, so it has none.
 var crdKinds = []KindSpec{
-	{Kind: "Project", Plural: "projects", Schema: "project.json", Columns: []map[string]any{
+	{Kind: "Project", Plural: "projects", Schema: "project.json", ShortName: "proj", Columns: []map[string]any{
 		{"name": "Display Name", "type": "string", "jsonPath": ".spec.displayName"},
 		{"name": "Age", "type": "date", "jsonPath": ".metadata.creationTimestamp"},
 	}},
-	{Kind: "VirtualClusterInstance", Plural: "virtualclusterinstances", Schema: "virtualclusterinstance.json", Namespaced: true, Columns: []map[string]any{
+	{Kind: "VirtualClusterInstance", Plural: "virtualclusterinstances", Schema: "virtualclusterinstance.json", ShortName: "vci", Namespaced: true, Columns: []map[string]any{
 		{"name": "Project", "type": "string", "jsonPath": ".metadata.labels.management\\.service/project"},
 		{"name": "Cluster", "type": "string", "jsonPath": ".spec.clusterRef.cluster"},
 		{"name": "Phase", "type": "string", "jsonPath": ".status.phase"},
 		{"name": "Age", "type": "date", "jsonPath": ".metadata.creationTimestamp"},
 	}},
-	{Kind: "AccessKey", Plural: "accesskeys", Schema: "accesskey.json", Columns: []map[string]any{
+	{Kind: "AccessKey", Plural: "accesskeys", Schema: "accesskey.json", ShortName: "ak", Columns: []map[string]any{
 		{"name": "Subject", "type": "string", "jsonPath": ".spec.subject"},
 		{"name": "Age", "type": "date", "jsonPath": ".metadata.creationTimestamp"},
 	}},
-	{Kind: "DirectClusterEndpointToken", Plural: "directclusterendpointtokens", Schema: "directclusterendpointtoken.json", Columns: []map[string]any{
+	{Kind: "DirectClusterEndpointToken", Plural: "directclusterendpointtokens", Schema: "directclusterendpointtoken.json", ShortName: "dcet", Columns: []map[string]any{
 		{"name": "Expires", "type": "date", "jsonPath": ".status.expirationTimestamp"},
 		{"name": "Age", "type": "date", "jsonPath": ".metadata.creationTimestamp"},
 	}},
@@ -120,6 +120,9 @@ func (s schemaSet) CRDs() ([]map[string]any, error) {
 				"group": Group,
 				"names": map[string]any{
 					"plural": k.Plural, "singular": strings.ToLower(k.Kind), "kind": k.Kind, "listKind": k.Kind + "List",
+					// The names kubectl knows ours by (their discovery), so that
+					// discovery compares what matters.
+					"shortNames": []string{k.ShortName}, "categories": []string{"management"},
 				},
 				"scope":    scope,
 				"versions": []any{version},

@@ -1,12 +1,16 @@
 package main
 
 import (
+	"bytes"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"mime"
 	"net/http"
 	"sort"
 	"strings"
+
+	"sigs.k8s.io/yaml"
 )
 
 // Normalizer masks what legitimately differs between two servers that answer the
@@ -70,7 +74,7 @@ func (n *Normalizer) View(r *Response) map[string]any {
 		}
 		v["events"] = evs
 	} else if len(r.Body) > 0 {
-		if j := jsonBody(r.Body); j != nil {
+		if j := decodeBody(r.Header.Get("Content-Type"), r.Body); j != nil {
 			v["body"] = n.Value(j)
 		} else {
 			v["body"] = fmt.Sprintf("<%d bytes of %s>", len(r.Body), firstLine(r.Body))
@@ -269,7 +273,15 @@ func (n *Normalizer) managedFields(v any) any {
 		}
 		out[i] = c
 	}
+	// The order of the entries means nothing: sort them by manager, operation and
+	// subresource, so that an extra entry is one difference, not a shift of all.
+	sort.SliceStable(out, func(i, j int) bool { return mfKey(out[i]) < mfKey(out[j]) })
 	return out
+}
+
+func mfKey(v any) string {
+	m, _ := v.(map[string]any)
+	return fmt.Sprintf("%v\x00%v\x00%v", m["manager"], m["operation"], m["subresource"])
 }
 
 func (n *Normalizer) ownerRefs(v any) any {
@@ -422,4 +434,89 @@ func (n *Normalizer) bookmark(v any) any {
 	}
 	out["metadata"] = meta
 	return out
+}
+
+// decodeBody decodes a JSON body, a YAML one (as JSON), or the type of a
+// Kubernetes protobuf one ("k8s\x00" and a runtime.Unknown: only its apiVersion
+// and kind are read); nil for anything else.
+func decodeBody(contentType string, b []byte) any {
+	if j := jsonBody(b); j != nil {
+		return j
+	}
+	mt, _, _ := mime.ParseMediaType(contentType)
+	switch mt {
+	case "application/yaml":
+		if j, err := yaml.YAMLToJSON(b); err == nil {
+			return jsonBody(j)
+		}
+	case "application/vnd.kubernetes.protobuf":
+		if tm, ok := protobufTypeMeta(b); ok {
+			return map[string]any{"protobuf": true, "apiVersion": tm[0], "kind": tm[1]}
+		}
+	}
+	return nil
+}
+
+// protobufTypeMeta reads apiVersion and kind out of a Kubernetes protobuf envelope:
+// the magic "k8s\x00", then a runtime.Unknown whose field 1 is a TypeMeta with
+// apiVersion (field 1) and kind (field 2).
+func protobufTypeMeta(b []byte) ([2]string, bool) {
+	var out [2]string
+	rest, ok := bytes.CutPrefix(b, []byte("k8s\x00"))
+	if !ok {
+		return out, false
+	}
+	typeMeta, ok := protoField(rest, 1)
+	if !ok {
+		return out, false
+	}
+	for i := range out {
+		if f, ok := protoField(typeMeta, i+1); ok {
+			out[i] = string(f)
+		}
+	}
+	return out, true
+}
+
+// protoField returns the first length-delimited field num of a protobuf message.
+func protoField(b []byte, num int) ([]byte, bool) {
+	for len(b) > 0 {
+		key, n := binary.Uvarint(b)
+		if n <= 0 {
+			return nil, false
+		}
+		b = b[n:]
+		field, wire := int(key>>3), key&7
+		switch wire {
+		case 0:
+			_, m := binary.Uvarint(b)
+			if m <= 0 {
+				return nil, false
+			}
+			b = b[m:]
+		case 1:
+			if len(b) < 8 {
+				return nil, false
+			}
+			b = b[8:]
+		case 5:
+			if len(b) < 4 {
+				return nil, false
+			}
+			b = b[4:]
+		case 2:
+			l, m := binary.Uvarint(b)
+			if m <= 0 || uint64(len(b)-m) < l {
+				return nil, false
+			}
+			val := b[m : m+int(l)]
+			b = b[m+int(l):]
+			if field == num {
+				return val, true
+			}
+		default:
+			return nil, false
+		}
+	}
+	return nil, false
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"regexp"
 	"sort"
 	"strings"
 )
@@ -100,6 +101,7 @@ func PrintText(w io.Writer, rs []CaseResult) {
 			fmt.Fprintf(w, "    %-10s %s\n        kube: %s\n        ours: %s\n", v, d.Path, d.Kube, d.Ours)
 		}
 	}
+	printDistinct(w, rs)
 	s := Summarize(rs)
 	fmt.Fprintln(w)
 	areas := make([]string, 0, len(s.Areas))
@@ -126,4 +128,48 @@ func PrintJSON(w io.Writer, rs []CaseResult) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(map[string]any{"summary": Summarize(rs), "cases": rs, "exceptions": exceptionsJSON()})
+}
+
+var indexRE = regexp.MustCompile(`\[\d+\]`)
+
+// printDistinct lists the unjustified differences once each, grouped by what
+// differs (the path without its step label and list indices) and the two values,
+// with the cases that show it: the list to hand out.
+func printDistinct(w io.Writer, rs []CaseResult) {
+	type group struct {
+		key   string
+		cases []string
+	}
+	groups := map[string]*group{}
+	var order []string
+	for _, r := range rs {
+		for _, d := range r.Differences {
+			if d.Verdict != VerdictBug {
+				continue
+			}
+			path := d.Path
+			if i := strings.IndexByte(path, '.'); i >= 0 {
+				path = path[i+1:]
+			}
+			path = indexRE.ReplaceAllString(path, "[]")
+			key := fmt.Sprintf("%s\n        kube: %s\n        ours: %s", path, d.Kube, d.Ours)
+			g, ok := groups[key]
+			if !ok {
+				g = &group{key: key}
+				groups[key] = g
+				order = append(order, key)
+			}
+			if len(g.cases) == 0 || g.cases[len(g.cases)-1] != r.Name {
+				g.cases = append(g.cases, r.Name)
+			}
+		}
+	}
+	if len(order) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "\n%d distinct unjustified differences:\n", len(order))
+	for _, k := range order {
+		g := groups[k]
+		fmt.Fprintf(w, "  - %s\n        in %d case(s): %s\n", g.key, len(g.cases), strings.Join(g.cases, ", "))
+	}
 }
