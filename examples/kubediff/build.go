@@ -219,3 +219,6 @@ func sortedStrings(v any) any {
 	}
 	return out
 }
+
+// jsonUnmarshal decodes s into v.
+func jsonUnmarshal(s string, v any) error { return json.Unmarshal([]byte(s), v) }
