@@ -129,20 +129,30 @@ func (c *captured) record(label string, body []byte) {
 	c.cont[label] = m.Metadata.Continue
 }
 
-// Run sends a case's steps to one server and returns the normalised answers. An
-// error is a failure to talk to the server or a failed setup step, not a
-// difference.
-func (cs *Case) Run(ctx context.Context, t *Target, n Names, messages bool) ([]StepResult, error) {
+// RefusedError is a setup step one server refused: the case stops there on that
+// server, and the refusal is the case's difference.
+type RefusedError struct {
+	Label string
+	View  map[string]any
+}
+
+func (e *RefusedError) Error() string {
+	return fmt.Sprintf("setup step %q refused: %s", e.Label, summary(e.View))
+}
+
+// Run sends a case's steps to one server and returns the normalised answers, and
+// the views of its setup steps by label. An error is a *RefusedError, or a failure
+// to talk to the server.
+func (cs *Case) Run(ctx context.Context, t *Target, n Names, messages bool) ([]StepResult, map[string]map[string]any, error) {
 	norm := NewNormalizer(messages)
 	cap := &captured{rv: map[string]string{}, uid: map[string]string{}, cont: map[string]string{}}
 	var out []StepResult
-	if err := runSteps(ctx, t, n, cs.Steps, norm, cap, &out); err != nil {
-		return out, err
-	}
-	return out, nil
+	setups := map[string]map[string]any{}
+	err := runSteps(ctx, t, n, cs.Steps, norm, cap, &out, setups)
+	return out, setups, err
 }
 
-func runSteps(ctx context.Context, t *Target, n Names, steps []Step, norm *Normalizer, cap *captured, out *[]StepResult) error {
+func runSteps(ctx context.Context, t *Target, n Names, steps []Step, norm *Normalizer, cap *captured, out *[]StepResult, setups map[string]map[string]any) error {
 	for _, s := range steps {
 		if s.Wait > 0 {
 			select {
@@ -172,7 +182,7 @@ func runSteps(ctx context.Context, t *Target, n Names, steps []Step, norm *Norma
 			}
 			resp = r
 			if w != nil {
-				if err := runSteps(ctx, t, n, s.Watch.Then, norm, cap, out); err != nil {
+				if err := runSteps(ctx, t, n, s.Watch.Then, norm, cap, out, setups); err != nil {
 					w.Stop()
 					return err
 				}
@@ -195,12 +205,13 @@ func runSteps(ctx context.Context, t *Target, n Names, steps []Step, norm *Norma
 			cap.record(s.Label, r.Body)
 		}
 		if s.Setup {
-			if resp.Code >= 400 {
-				return fmt.Errorf("%s: setup step %q: %d %s", t.Name, s.Label, resp.Code, strings.TrimSpace(string(resp.Body)))
-			}
 			// Setup answers are normalised all the same, so that the uids and
 			// resourceVersions they hold are numbered alike on both servers.
-			norm.View(resp)
+			view := norm.View(resp)
+			setups[s.Label] = view
+			if resp.Code >= 400 {
+				return &RefusedError{Label: s.Label, View: view}
+			}
 			continue
 		}
 		if s.Pick != nil && len(resp.Body) > 0 {

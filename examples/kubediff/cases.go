@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"sync"
 	"time"
 )
@@ -166,10 +167,26 @@ func bookmarkCases() []Case {
 		{Name: "4-bookmark/not-asked", Area: a, Steps: withVCI(
 			watch("watch", vcis, "resourceVersion={rv:mk}", 1,
 				patch("touch", vci("{n}"), ctMerge, `{"metadata":{"labels":{"x":"1"}}}`)))},
-		{Name: "4-bookmark/idle-filtered", Area: a, Slow: true, Steps: withVCI(
+		// An idle store: nothing is written while the watch is open.
+		{Name: "4-bookmark/idle", Area: a, Slow: true, Steps: withVCI(
 			Step{Label: "watch", Path: vcis, Query: "watch=1&allowWatchBookmarks=true&resourceVersion={rv:mk}&" + sel("labelSelector", "none=none"),
 				Watch: &WatchSpec{Events: 1, Within: 75 * time.Second}})},
+		// A busy store whose events all miss the watch's selector: an object is
+		// patched every 10 s for 70 s; a bookmark keeps the watcher's
+		// resourceVersion recent.
+		{Name: "4-bookmark/filtered-busy", Area: a, Slow: true, Steps: withVCI(
+			Step{Label: "watch", Path: vcis, Query: "watch=1&allowWatchBookmarks=true&resourceVersion={rv:mk}&" + sel("labelSelector", "none=none"),
+				Watch: &WatchSpec{Events: 1, Within: 10 * time.Second, Then: busyPatches(7, 10*time.Second)}})},
 	}
+}
+
+// busyPatches patches the case's object n times, every d.
+func busyPatches(n int, d time.Duration) []Step {
+	var out []Step
+	for i := 0; i < n; i++ {
+		out = append(out, setup(after(d, patch(fmt.Sprintf("busy-%d", i), vci("{n}"), ctMerge, fmt.Sprintf(`{"spec":{"description":"%d"}}`, i)))))
+	}
+	return out
 }
 
 // 5. remainingItemCount.

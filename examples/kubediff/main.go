@@ -194,17 +194,32 @@ func RunCases(ctx context.Context, cases []Case, kube, ours *Target, c config, p
 		if c.verbose {
 			progress(fmt.Sprintf("case %d/%d %s", i+1, len(cases), cs.Name))
 		}
-		kr, kerr := cs.Run(ctx, kube, n, c.messages)
-		or, oerr := cs.Run(ctx, ours, n, c.messages)
+		kr, ksetup, kerr := cs.Run(ctx, kube, n, c.messages)
+		or, osetup, oerr := cs.Run(ctx, ours, n, c.messages)
+		var krefused, orefused *RefusedError
+		errors.As(kerr, &krefused)
+		errors.As(oerr, &orefused)
 		switch {
-		case kerr != nil && oerr != nil:
+		case krefused != nil || orefused != nil:
+			// A setup step refused by one server (or both, differently) is the
+			// difference; what follows it is not compared.
+			label := ""
+			if krefused != nil {
+				label = krefused.Label
+			} else {
+				label = orefused.Label
+			}
+			kv, ov := ksetup[label], osetup[label]
+			if kv == nil || ov == nil || render(kv) != render(ov) {
+				r.Differences = []Difference{{Path: label + ".code", Kube: summaryOrAbsent(kv), Ours: summaryOrAbsent(ov)}}
+			} else {
+				r.Error = fmt.Sprintf("both servers refused setup step %q: %s", label, summary(kv))
+			}
+		case kerr != nil || oerr != nil:
 			r.Error = fmt.Sprintf("kube: %v; ours: %v", kerr, oerr)
-		case kerr != nil:
-			r.Error = kerr.Error()
-		case oerr != nil:
-			r.Error = oerr.Error()
+		default:
+			r.Differences = Compare(kr, or)
 		}
-		r.Differences = Compare(kr, or)
 		Classify(cs.Name, r.Differences)
 		r.Same = r.Error == "" && len(r.Differences) == 0
 		if c.json {
@@ -213,6 +228,13 @@ func RunCases(ctx context.Context, cases []Case, kube, ours *Target, c config, p
 		results = append(results, r)
 	}
 	return results
+}
+
+func summaryOrAbsent(v map[string]any) string {
+	if v == nil {
+		return Absent
+	}
+	return summary(v)
 }
 
 // caseIndex gives a case a stable number from its name (its position in Cases),
