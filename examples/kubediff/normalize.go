@@ -252,16 +252,20 @@ func (n *Normalizer) meta(meta map[string]any) any {
 	return out
 }
 
+// managedFields turns the list into a map keyed "manager|operation|subresource":
+// the order of the entries means nothing, and an extra entry is then one
+// difference, not a shift of all that follow. Entries with the same key keep their
+// order under "#2", "#3".
 func (n *Normalizer) managedFields(v any) any {
 	list, ok := v.([]any)
 	if !ok {
 		return v
 	}
-	out := make([]any, len(list))
-	for i, e := range list {
+	out := make(map[string]any, len(list))
+	for _, e := range list {
 		m, ok := e.(map[string]any)
 		if !ok {
-			out[i] = e
+			out[fmt.Sprintf("<entry %d>", len(out))] = e
 			continue
 		}
 		c := make(map[string]any, len(m))
@@ -271,17 +275,21 @@ func (n *Normalizer) managedFields(v any) any {
 			}
 			c[k] = x
 		}
-		out[i] = c
+		key := fmt.Sprintf("%v|%v|%v", str(m["manager"]), str(m["operation"]), str(m["subresource"]))
+		k := key
+		for i := 2; out[k] != nil; i++ {
+			k = fmt.Sprintf("%s#%d", key, i)
+		}
+		out[k] = c
 	}
-	// The order of the entries means nothing: sort them by manager, operation and
-	// subresource, so that an extra entry is one difference, not a shift of all.
-	sort.SliceStable(out, func(i, j int) bool { return mfKey(out[i]) < mfKey(out[j]) })
 	return out
 }
 
-func mfKey(v any) string {
-	m, _ := v.(map[string]any)
-	return fmt.Sprintf("%v\x00%v\x00%v", m["manager"], m["operation"], m["subresource"])
+func str(v any) string {
+	if v == nil {
+		return ""
+	}
+	return fmt.Sprint(v)
 }
 
 func (n *Normalizer) ownerRefs(v any) any {
