@@ -496,7 +496,8 @@ func getListCases() []Case {
 		{Name: "core/get", Area: a, Steps: withVCI(get("get", vci("{n}")))},
 		{Name: "core/get-missing", Area: a, Steps: []Step{setupProject(), get("get", vci("nothere"))}},
 		// resourceVersion=0 reads kube-apiserver's watch cache, which may lag a
-		// write by a moment: the read waits a second.
+		// write by a moment: such reads (here, in core/list-rv0 and core/watch-rv0)
+		// wait a second.
 		{Name: "core/get-rv0", Area: a, Steps: withVCI(after(time.Second, withQuery(get("get", vci("{n}")), "resourceVersion=0")))},
 		{Name: "core/get-other-namespace", Area: a, Steps: withVCI(get("get", apiV1+"/namespaces/p-elsewhere/virtualclusterinstances/{n}"))},
 		{Name: "core/list-empty", Area: a, Steps: []Step{setupProject(), get("list", vcis)}},
@@ -514,7 +515,7 @@ func getListCases() []Case {
 		{Name: "core/list-limit-continue", Area: a, Steps: labelled(withQuery(get("page1", vcis), "limit=2"),
 			withQuery(get("page2", vcis), "limit=2&continue={continue:page1}"))},
 		{Name: "core/list-bad-continue", Area: a, Steps: labelled(withQuery(get("list", vcis), "limit=1&continue=notatoken"))},
-		{Name: "core/list-rv0", Area: a, Steps: labelled(withQuery(get("list", vcis), "resourceVersion=0"))},
+		{Name: "core/list-rv0", Area: a, Steps: labelled(after(time.Second, withQuery(get("list", vcis), "resourceVersion=0")))},
 		{Name: "core/list-rv-not-older-than", Area: a, Steps: labelled(withQuery(get("list", vcis), "resourceVersion={rv:c}&resourceVersionMatch=NotOlderThan"))},
 		{Name: "core/list-rv-exact", Area: a, Steps: labelled(withQuery(get("list", vcis), "resourceVersion={rv:c}&resourceVersionMatch=Exact"))},
 		{Name: "core/list-all-namespaces", Area: a, Steps: labelled(withQuery(get("list", allVCIs), sel("labelSelector", projectLabel+"={p}")))},
@@ -624,7 +625,7 @@ func watchCases() []Case {
 				setupVCI("mk", "{n}", `{"metadata":{"labels":{"w":"1"}}}`),
 				setupVCI("mk2", "{n}-b", ""),
 				patch("patch", vci("{n}"), ctMerge, `{"metadata":{"labels":{"w":"2"}}}`))}},
-		{Name: "core/watch-rv0", Area: a, Steps: withVCI(watch("watch", vcis, "resourceVersion=0", 1))},
+		{Name: "core/watch-rv0", Area: a, Steps: withVCI(after(time.Second, watch("watch", vcis, "resourceVersion=0", 1)))},
 		{Name: "core/watch-no-rv", Area: a, Steps: withVCI(watch("watch", vcis, "", 1))},
 		{Name: "core/watch-field-selector", Area: a, Steps: []Step{setupProject(), setup(get("list", vcis)),
 			watch("watch", vcis, "resourceVersion={rv:list}&fieldSelector="+urlq("metadata.name={n}"), 1,
