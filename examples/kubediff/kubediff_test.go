@@ -312,7 +312,7 @@ func TestReport(t *testing.T) {
 	var b strings.Builder
 	PrintText(&b, rs)
 	out := b.String()
-	assert.Contains(t, out, "4 cases, 1 same, 3 different (2 with a bug, 1 only justified exceptions)")
+	assert.Contains(t, out, "4 cases, 1 same, 3 different (2 with a bug, 1 only with accepted exceptions)")
 	assert.Contains(t, out, "1 distinct unjustified differences:")
 	assert.Contains(t, out, "body.x[]")
 	assert.Contains(t, out, "in 1 case(s): a/bug")

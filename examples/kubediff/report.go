@@ -119,7 +119,7 @@ func PrintText(w io.Writer, rs []CaseResult) {
 	}
 	sort.Strings(verdicts)
 	fmt.Fprintf(w, "differences by verdict: %s\n", strings.Join(verdicts, ", "))
-	fmt.Fprintf(w, "%d cases, %d same, %d different (%d with a bug, %d only justified exceptions)\n",
+	fmt.Fprintf(w, "%d cases, %d same, %d different (%d with a bug, %d only with accepted exceptions)\n",
 		s.Cases, s.Same, s.Different, s.WithBugs, s.Justified)
 }
 
