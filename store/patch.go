@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
+	"strings"
 
 	jsonpatch "github.com/evanphx/json-patch/v5"
 	"github.com/management-service/mgmt/resource"
@@ -26,6 +28,28 @@ type PatchOptions struct {
 	// the whole object, and only the status of the result is written, as
 	// [Store.UpdateStatus] writes it. "" patches the main resource.
 	Subresource string
+	// FieldValidation decides what a patch that gives the object a field its kind does
+	// not have gets: FieldValidationStrict (also "") refuses it with 422 Invalid, whose
+	// cause names the field "patch", as kube-apiserver does; FieldValidationWarn drops
+	// the field and hands Warn one message per field (`unknown field "spec.foo"`);
+	// FieldValidationIgnore drops it silently.
+	FieldValidation string
+	// Warn, when set, receives the warnings of a successful patch, once each.
+	Warn func(message string)
+}
+
+// Values of PatchOptions.FieldValidation, the fieldValidation parameter of
+// kube-apiserver.
+const (
+	FieldValidationStrict = "Strict"
+	FieldValidationWarn   = "Warn"
+	FieldValidationIgnore = "Ignore"
+)
+
+// patchCodec decodes patched objects: no body limit of its own (the store's object
+// size limit applies to the write), the deepest nesting a codec allows.
+func (s *Store) patchCodec() *resource.Codec {
+	return resource.NewCodec(s.scheme, resource.CodecOptions{MaxBytes: math.MaxInt64, MaxDepth: resource.MaxDepthLimit})
 }
 
 // Patch applies a patch to the stored object that obj names (its kind, namespace and
@@ -62,7 +86,15 @@ func (s *Store) Patch(ctx context.Context, obj resource.Object, patchType string
 	if err := checkKeyNames(k, namespace, name); err != nil {
 		return err
 	}
+	switch opts.FieldValidation {
+	case "", FieldValidationStrict, FieldValidationWarn, FieldValidationIgnore:
+	default:
+		return resource.NewBadRequest(fmt.Sprintf("unknown FieldValidation %q", opts.FieldValidation))
+	}
+	codec := s.patchCodec()
+	var warnings []string
 	_, err = s.runTxn(ctx, opts.DryRun, func(tx *Tx) error {
+		warnings = warnings[:0]
 		cur := k.New()
 		if err := tx.Get(namespace, name, cur); err != nil {
 			return err
@@ -78,11 +110,18 @@ func (s *Store) Patch(ctx context.Context, obj resource.Object, patchType string
 		if err != nil {
 			return err
 		}
-		next := k.New()
-		dec := json.NewDecoder(bytes.NewReader(out))
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(next); err != nil {
+		next, unknown, err := codec.DecodeLenient(out, resource.MediaTypeJSON, k)
+		if err != nil {
 			return resource.NewBadRequest(fmt.Sprintf("the patched %s does not decode: %v", k.Kind, err)).WithCause(err)
+		}
+		if len(unknown) > 0 {
+			switch opts.FieldValidation {
+			case "", FieldValidationStrict:
+				return resource.NewInvalid(k, name, resource.ErrorList{resource.Invalid(resource.NewPath("patch"),
+					string(out), "strict decoding error: "+strings.Join(unknown, ", "))})
+			case FieldValidationWarn:
+				warnings = append(warnings, unknown...)
+			}
 		}
 		m := next.GetObjectMeta()
 		if normalizeNamespace(k, m.Namespace) != namespace || m.Name != name {
@@ -103,6 +142,11 @@ func (s *Store) Patch(ctx context.Context, obj resource.Object, patchType string
 		tx.onCommit(func(int64) error { moveInto(obj, next); return nil })
 		return nil
 	})
+	if err == nil && opts.Warn != nil {
+		for _, w := range warnings {
+			opts.Warn(w)
+		}
+	}
 	return err
 }
 

@@ -124,11 +124,15 @@ func checkBodyNamespace(ri *route, obj resource.Object) error {
 }
 
 // decodeBody reads the object of a create or update from the body, in the URL's
-// namespace (checkBodyNamespace).
-func (s *Server) decodeBody(r *http.Request, ri *route) (resource.Object, error) {
-	obj, err := s.decodeObject(r, ri.kind)
+// namespace (checkBodyNamespace), and sets the Warning headers of the fields it
+// dropped (fieldValidation Warn).
+func (s *Server) decodeBody(w http.ResponseWriter, r *http.Request, ri *route) (resource.Object, error) {
+	obj, warnings, err := s.decodeObject(r, ri.kind, ri.opts.fieldValidation)
 	if err != nil {
 		return nil, err
+	}
+	if ri.opts.fieldValidation == store.FieldValidationWarn {
+		addWarnings(w, warnings)
 	}
 	if err := checkBodyNamespace(ri, obj); err != nil {
 		return nil, err
@@ -138,7 +142,7 @@ func (s *Server) decodeBody(r *http.Request, ri *route) (resource.Object, error)
 
 func (s *Server) create(w http.ResponseWriter, r *http.Request, ri *route) error {
 	k := ri.kind
-	obj, err := s.decodeBody(r, ri)
+	obj, err := s.decodeBody(w, r, ri)
 	if err != nil {
 		return err
 	}
@@ -168,7 +172,7 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request, ri *route) error
 
 func (s *Server) update(w http.ResponseWriter, r *http.Request, ri *route) error {
 	k := ri.kind
-	obj, err := s.decodeBody(r, ri)
+	obj, err := s.decodeBody(w, r, ri)
 	if err != nil {
 		return err
 	}
@@ -218,9 +222,13 @@ func (s *Server) patch(w http.ResponseWriter, r *http.Request, ri *route) error 
 	obj := k.New()
 	m := obj.GetObjectMeta()
 	m.Name, m.Namespace = ri.name, ri.namespace
-	if err := s.store.Patch(r.Context(), obj, pt, body, store.PatchOptions{WriteOptions: ri.writeOptions(), Subresource: ri.subresource}); err != nil {
+	var warnings []string
+	po := store.PatchOptions{WriteOptions: ri.writeOptions(), Subresource: ri.subresource,
+		FieldValidation: ri.opts.fieldValidation, Warn: func(m string) { warnings = append(warnings, m) }}
+	if err := s.store.Patch(r.Context(), obj, pt, body, po); err != nil {
 		return err
 	}
+	addWarnings(w, warnings)
 	setTypeMeta(obj, k)
 	s.writeObject(w, r, http.StatusOK, obj)
 	return nil

@@ -7,8 +7,13 @@ import (
 	"mime"
 	"net/http"
 	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"sigs.k8s.io/yaml"
 
 	"github.com/management-service/mgmt/resource"
+	"github.com/management-service/mgmt/store"
 )
 
 // mediaTypeOf returns the lower-case media type of a Content-Type, without
@@ -154,25 +159,86 @@ func (s *Server) readBody(r *http.Request) ([]byte, error) {
 
 // decodeObject reads one object of kind k from a request body. A body without a
 // Content-Type (as "kubectl create --raw" sends it) is read as YAML, which covers
-// JSON; JSON and YAML are the only types read (415 otherwise).
-func (s *Server) decodeObject(r *http.Request, k *resource.KindInfo) (resource.Object, error) {
+// JSON; JSON and YAML are the only types read (415 otherwise). With fieldValidation
+// Strict, unknown fields and duplicate keys are 400; with Warn or Ignore they are
+// dropped and returned as warnings. A body whose kind is another one of the
+// endpoint's group version is 422 with a cause on kind, as kube-apiserver answers for
+// a custom resource.
+func (s *Server) decodeObject(r *http.Request, k *resource.KindInfo, fieldValidation string) (resource.Object, []string, error) {
 	body, err := s.readBody(r)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
+	}
+	decode := func(ct string) (resource.Object, []string, error) {
+		if fieldValidation == store.FieldValidationStrict {
+			obj, err := s.codec.Decode(body, ct, k)
+			return obj, nil, err
+		}
+		return s.codec.DecodeLenient(body, ct, k)
 	}
 	ct := r.Header.Get("Content-Type")
+	var obj resource.Object
+	var warnings []string
 	switch mediaTypeOf(ct) {
 	case "":
-		obj, err := s.codec.Decode(body, "", k)
+		obj, warnings, err = decode("")
 		if err != nil && looksLikeJSON(body) && errors.Is(err, resource.ErrBadRequest) {
 			// Not JSON after all: a YAML flow mapping.
-			if obj2, err2 := s.codec.Decode(body, resource.MediaTypeYAML, k); err2 == nil {
-				return obj2, nil
+			if obj2, w2, err2 := decode(resource.MediaTypeYAML); err2 == nil {
+				return obj2, w2, nil
 			}
 		}
-		return obj, err
 	case resource.MediaTypeJSON, resource.MediaTypeYAML, "text/yaml", "application/x-yaml":
-		return s.codec.Decode(body, ct, k)
+		obj, warnings, err = decode(ct)
+	default:
+		return nil, nil, resource.NewUnsupportedMediaType(ct)
 	}
-	return nil, resource.NewUnsupportedMediaType(ct)
+	if err != nil && errors.Is(err, resource.ErrBadRequest) {
+		if kerr := otherKind(body, k); kerr != nil {
+			return nil, nil, kerr
+		}
+	}
+	return obj, warnings, err
+}
+
+// otherKind returns the 422 of a body that names another kind of k's group version
+// (nil when it does not): the cause is on kind.
+func otherKind(body []byte, k *resource.KindInfo) error {
+	var head struct {
+		APIVersion string `json:"apiVersion"`
+		Kind       string `json:"kind"`
+		Metadata   struct {
+			Name string `json:"name"`
+		} `json:"metadata"`
+	}
+	if err := yaml.Unmarshal(body, &head); err != nil {
+		return nil
+	}
+	if head.Kind == "" || head.Kind == k.Kind || (head.APIVersion != "" && head.APIVersion != k.APIVersion()) {
+		return nil
+	}
+	return resource.NewInvalid(k, head.Metadata.Name, resource.ErrorList{
+		resource.Invalid(resource.NewPath("kind"), head.Kind, "must be "+k.Kind)})
+}
+
+// addWarnings sets one Warning header per message, in the form kube-apiserver sends
+// them (299 - "<text>"), each once; messages with control characters are dropped.
+func addWarnings(w http.ResponseWriter, msgs []string) {
+	seen := map[string]bool{}
+	for _, m := range msgs {
+		if seen[m] || !utf8.ValidString(m) || strings.IndexFunc(m, unicode.IsControl) >= 0 {
+			continue
+		}
+		seen[m] = true
+		var b strings.Builder
+		b.WriteString(`299 - "`)
+		for _, c := range m {
+			if c == '"' || c == '\\' {
+				b.WriteByte('\\')
+			}
+			b.WriteRune(c)
+		}
+		b.WriteByte('"')
+		w.Header().Add("Warning", b.String())
+	}
 }

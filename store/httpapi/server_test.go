@@ -1058,7 +1058,7 @@ func TestCreateFuncs(t *testing.T) {
 
 	t.Run("a body the codec refuses does not reach the CreateFunc", func(t *testing.T) {
 		n := len(f.creates)
-		r := f.do(t, "POST", toolsGV+"/tickets", "alice", `{"metadata":{"name":"t4"},"spec":{"for":"x"},"unknown":1}`)
+		r := f.do(t, "POST", toolsGV+"/tickets?fieldValidation=Strict", "alice", `{"metadata":{"name":"t4"},"spec":{"for":"x"},"unknown":1}`)
 		assert.Equal(t, http.StatusBadRequest, r.code, "%s", r.body)
 		assert.Len(t, f.creates, n)
 	})
