@@ -88,7 +88,7 @@ func (s *Server) get(w http.ResponseWriter, r *http.Request, ri *route) error {
 		return resource.NewNotFound(k, ri.name)
 	}
 	setTypeMeta(obj, k)
-	s.writeObject(w, r, http.StatusOK, obj)
+	s.writeObject(w, r, ri, http.StatusOK, obj)
 	return nil
 }
 
@@ -102,7 +102,7 @@ func (s *Server) list(w http.ResponseWriter, r *http.Request, ri *route) error {
 	}
 	filterList(ri, list)
 	setListTypeMeta(list, k)
-	s.writeObject(w, r, http.StatusOK, list)
+	s.writeObject(w, r, ri, http.StatusOK, list)
 	return nil
 }
 
@@ -159,14 +159,14 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request, ri *route) error
 			return err
 		}
 		setTypeMeta(res, k)
-		s.writeObject(w, r, http.StatusCreated, res)
+		s.writeObject(w, r, ri, http.StatusCreated, res)
 		return nil
 	}
 	if err := s.store.Create(ctx, obj, store.CreateOptions{WriteOptions: ri.writeOptions()}); err != nil {
 		return err
 	}
 	setTypeMeta(obj, k)
-	s.writeObject(w, r, http.StatusCreated, obj)
+	s.writeObject(w, r, ri, http.StatusCreated, obj)
 	return nil
 }
 
@@ -193,7 +193,7 @@ func (s *Server) update(w http.ResponseWriter, r *http.Request, ri *route) error
 		return err
 	}
 	setTypeMeta(obj, k)
-	s.writeObject(w, r, http.StatusOK, obj)
+	s.writeObject(w, r, ri, http.StatusOK, obj)
 	return nil
 }
 
@@ -230,7 +230,7 @@ func (s *Server) patch(w http.ResponseWriter, r *http.Request, ri *route) error 
 	}
 	addWarnings(w, warnings)
 	setTypeMeta(obj, k)
-	s.writeObject(w, r, http.StatusOK, obj)
+	s.writeObject(w, r, ri, http.StatusOK, obj)
 	return nil
 }
 
@@ -261,7 +261,7 @@ func (s *Server) delete(w http.ResponseWriter, r *http.Request, ri *route) error
 	}
 	if removed {
 		// What kube-apiserver answers for a custom resource that is gone.
-		s.writeObject(w, r, http.StatusOK, resource.Status{
+		s.writeObject(w, r, ri, http.StatusOK, resource.Status{
 			TypeMeta: resource.TypeMeta{Kind: "Status", APIVersion: "v1"},
 			Status:   resource.StatusSuccess,
 			Details:  &resource.StatusDetails{Name: ri.name, Group: k.Group, Kind: k.Resource, UID: obj.GetObjectMeta().UID},
@@ -275,7 +275,7 @@ func (s *Server) delete(w http.ResponseWriter, r *http.Request, ri *route) error
 		code = http.StatusAccepted
 	}
 	setTypeMeta(obj, k)
-	s.writeObject(w, r, code, obj)
+	s.writeObject(w, r, ri, code, obj)
 	return nil
 }
 
@@ -299,6 +299,6 @@ func (s *Server) deleteCollection(w http.ResponseWriter, r *http.Request, ri *ro
 		return err
 	}
 	setListTypeMeta(list, k)
-	s.writeObject(w, r, http.StatusOK, list)
+	s.writeObject(w, r, ri, http.StatusOK, list)
 	return nil
 }

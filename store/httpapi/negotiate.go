@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"mime"
 	"net/http"
+	"sort"
+	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -34,43 +36,123 @@ func looksLikeJSON(b []byte) bool {
 	return len(t) > 0 && (t[0] == '{' || t[0] == '[')
 }
 
-// negotiate picks the media type of a response from the Accept header: JSON or YAML.
-// Entries that ask for another form of the object (as=Table, PartialObjectMetadata,
-// ...) or another encoding (protobuf) are skipped, as kube-apiserver skips what it
-// cannot serve; "*/*", "application/*" and an empty header give JSON. ok is false
-// when nothing acceptable is left (406).
-func negotiate(accept string) (string, bool) {
-	if strings.TrimSpace(accept) == "" {
-		return resource.MediaTypeJSON, true
-	}
-	for _, part := range strings.Split(accept, ",") {
-		mt, params, err := mime.ParseMediaType(strings.TrimSpace(part))
-		if err != nil {
-			continue
-		}
-		if q, ok := params["q"]; ok && (q == "0" || q == "0.0" || q == "0.00" || q == "0.000") {
-			continue
-		}
-		if params["as"] != "" || params["g"] != "" || params["v"] != "" {
-			continue
-		}
-		switch mt {
-		case resource.MediaTypeJSON, "*/*", "application/*":
-			return resource.MediaTypeJSON, true
-		case resource.MediaTypeYAML, "text/yaml", "application/x-yaml":
-			return resource.MediaTypeYAML, true
-		}
-	}
-	return "", false
+// acceptClause is one media range of an Accept header.
+type acceptClause struct {
+	mediaType string // lower case, "*/*" and "application/*" included
+	q         float64
+	params    map[string]string
 }
 
-// responseType negotiates the response media type of r, or answers 406.
-func responseType(r *http.Request) (string, error) {
-	mt, ok := negotiate(r.Header.Get("Accept"))
-	if !ok {
-		return "", resource.NewNotAcceptable(r.Header.Get("Accept"))
+// parseAccept splits an Accept header into its media ranges, highest q first, the
+// more specific first among equal q, in header order otherwise, as kube-apiserver
+// orders them. A range that does not parse is dropped; a q that does not parse is 0.
+func parseAccept(accept string) []acceptClause {
+	var out []acceptClause
+	for _, part := range strings.Split(accept, ",") {
+		part = strings.TrimSpace(part)
+		if part == "" {
+			continue
+		}
+		mt, params, err := mime.ParseMediaType(part)
+		if err != nil {
+			// kube-apiserver reads "*" alone as "*/*".
+			if strings.TrimSpace(strings.Split(part, ";")[0]) != "*" {
+				continue
+			}
+			mt, params = "*/*", map[string]string{}
+		}
+		c := acceptClause{mediaType: mt, q: 1, params: params}
+		if v, ok := params["q"]; ok {
+			c.q, err = strconv.ParseFloat(v, 64)
+			if err != nil {
+				c.q = 0
+			}
+			delete(params, "q")
+		}
+		out = append(out, c)
 	}
-	return mt, nil
+	specificity := func(mt string) int {
+		switch {
+		case mt == "*/*":
+			return 0
+		case strings.HasSuffix(mt, "/*"):
+			return 1
+		}
+		return 2
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		if out[i].q != out[j].q {
+			return out[i].q > out[j].q
+		}
+		return specificity(out[i].mediaType) > specificity(out[j].mediaType)
+	})
+	return out
+}
+
+// target is a negotiated response form: a media type, and the conversion asked for
+// with "as" ("" for the object itself; Table, PartialObjectMetadata,
+// PartialObjectMetadataList).
+type target struct {
+	mediaType string
+	as        string
+}
+
+// mediaTypeFor maps an Accept media range to the media type served: JSON for JSON and
+// the wildcards, YAML for the YAML types; "" for anything else (protobuf, CBOR).
+func mediaTypeFor(mt string) string {
+	switch mt {
+	case resource.MediaTypeJSON, "*/*", "application/*":
+		return resource.MediaTypeJSON
+	case resource.MediaTypeYAML, "text/yaml", "application/x-yaml":
+		return resource.MediaTypeYAML
+	}
+	return ""
+}
+
+// negotiateTarget picks the response form from the Accept header as kube-apiserver
+// does: the first media range, by q-value, that the server can encode, JSON or YAML,
+// with a conversion it knows (as=Table, PartialObjectMetadata or
+// PartialObjectMetadataList of meta.k8s.io v1 or v1beta1) when one is named and
+// conversions are allowed. An empty header gives JSON; ok is false when nothing is
+// acceptable (406).
+func negotiateTarget(accept string, conversions bool) (target, bool) {
+	if strings.TrimSpace(accept) == "" {
+		return target{mediaType: resource.MediaTypeJSON}, true
+	}
+	for _, c := range parseAccept(accept) {
+		mt := mediaTypeFor(c.mediaType)
+		if mt == "" {
+			continue
+		}
+		as, g, v := c.params["as"], c.params["g"], c.params["v"]
+		if as == "" && g == "" && v == "" {
+			return target{mediaType: mt}, true
+		}
+		if !conversions || g != metaGroup || (v != "v1" && v != "v1beta1") {
+			continue
+		}
+		switch as {
+		case asTable, asPartial, asPartialList:
+			return target{mediaType: mt, as: as}, true
+		}
+	}
+	return target{}, false
+}
+
+// negotiate picks the media type of a response that is not converted (a Status, a
+// document): JSON or YAML; ok is false when nothing acceptable is left.
+func negotiate(accept string) (string, bool) {
+	t, ok := negotiateTarget(accept, false)
+	return t.mediaType, ok
+}
+
+// responseType negotiates the response form of a resource request, or answers 406.
+func responseType(r *http.Request) (target, error) {
+	t, ok := negotiateTarget(r.Header.Get("Accept"), true)
+	if !ok {
+		return target{}, resource.NewNotAcceptable(r.Header.Get("Accept"))
+	}
+	return t, nil
 }
 
 // setTypeMeta writes the kind and apiVersion the wire needs on an object.
@@ -88,19 +170,26 @@ func setListTypeMeta(list resource.ObjectList, k *resource.KindInfo) {
 	}
 }
 
-// writeObject encodes v in the negotiated media type with the given code.
-func (s *Server) writeObject(w http.ResponseWriter, r *http.Request, code int, v any) {
-	mt, err := responseType(r)
+// writeObject encodes v in the negotiated form (converted to a Table or metadata
+// when Accept asks for it) with the given code.
+func (s *Server) writeObject(w http.ResponseWriter, r *http.Request, ri *route, code int, v any) {
+	t, err := responseType(r)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
 	}
-	body, err := s.codec.Encode(v, mt)
+	if t.as != "" {
+		if v, err = s.convert(r, ri.res, t.as, v, true); err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+	}
+	body, err := s.codec.Encode(v, t.mediaType)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
 	}
-	w.Header().Set("Content-Type", mt)
+	w.Header().Set("Content-Type", t.mediaType)
 	w.Header().Set("X-Content-Type-Options", "nosniff")
 	w.WriteHeader(code)
 	_, _ = w.Write(body)

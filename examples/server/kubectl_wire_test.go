@@ -1,0 +1,70 @@
+package main
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/management-service/mgmt/examples/server/internal/app"
+)
+
+// kubectlSeeded starts the seeded server over TLS and returns a function running the
+// kubectl on PATH against it with the admin kubeconfig (extra flags first); the test is
+// skipped without kubectl 1.27 or later.
+func kubectlSeeded(t *testing.T) func(args ...string) (string, error) {
+	t.Helper()
+	kubectl, err := exec.LookPath("kubectl")
+	if err != nil {
+		t.Skip("kubectl is not on PATH")
+	}
+	if minor, err := kubectlMinor(kubectl); err != nil || minor < 27 {
+		t.Skipf("kubectl at %s is older than 1.27 (minor %d, %v)", kubectl, minor, err)
+	}
+	dir := t.TempDir()
+	ts := startServer(t, func(o *app.Options) {
+		o.HTTP = false
+		o.Kubeconfig = filepath.Join(dir, "management.kubeconfig")
+		o.CAFile = filepath.Join(dir, "management-ca.crt")
+	})
+	return func(args ...string) (string, error) {
+		cmd := exec.Command(kubectl, append([]string{"--kubeconfig", ts.Kubeconfig, "--cache-dir", filepath.Join(dir, "cache")}, args...)...)
+		out, err := cmd.CombinedOutput()
+		return string(out), err
+	}
+}
+
+// TestKubectlColumns checks the columns kubectl get prints for the management kinds.
+func TestKubectlColumns(t *testing.T) {
+	run := kubectlSeeded(t)
+	tests := []struct {
+		args        []string
+		header, row string
+	}{
+		{[]string{"get", "projects"}, `NAME\s+DISPLAY NAME\s+AGE`, `a\s+Project A\s+[0-9]+s`},
+		{[]string{"get", "vci", "-A"}, `NAMESPACE\s+NAME\s+PROJECT\s+CLUSTER\s+PHASE\s+AGE`, `p-a\s+dev\s+a\s+cluster-1\s+Ready\s+[0-9]+s`},
+		{[]string{"get", "accesskeys"}, `NAME\s+SUBJECT\s+EXPIRES\s+AGE`, `team\s+team\s+`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.args[1], func(t *testing.T) {
+			out, err := run(tt.args...)
+			require.NoError(t, err, out)
+			assert.Regexp(t, tt.header, out)
+			assert.Regexp(t, tt.row, out)
+		})
+	}
+	t.Run("directclusterendpointtokens", func(t *testing.T) {
+		f := filepath.Join(t.TempDir(), "token.yaml")
+		require.NoError(t, os.WriteFile(f, []byte("apiVersion: management.service/v1\nkind: DirectClusterEndpointToken\n"+
+			"metadata:\n  generateName: tok-\nspec:\n  ttl: 3600\n"), 0o600))
+		out, err := run("create", "-f", f)
+		require.NoError(t, err, out)
+		out, err = run("get", "directclusterendpointtokens")
+		require.NoError(t, err, out)
+		assert.Regexp(t, `NAME\s+EXPIRES\s+AGE`, out)
+		assert.Regexp(t, `tok-\w+\s+20[0-9]{2}-[0-9]{2}-[0-9]{2}T[0-9:]+Z\s+[0-9]+s`, out)
+	})
+}
