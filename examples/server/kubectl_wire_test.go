@@ -68,3 +68,33 @@ func TestKubectlColumns(t *testing.T) {
 		assert.Regexp(t, `tok-\w+\s+20[0-9]{2}-[0-9]{2}-[0-9]{2}T[0-9:]+Z\s+[0-9]+s`, out)
 	})
 }
+
+// TestPythonDynamicClient looks kinds up with the Python client's DynamicClient, which
+// reads /api/v1 before the groups: it needs the core group's (empty) discovery. It
+// runs when python3 has the kubernetes package (Debian: python3-kubernetes).
+func TestPythonDynamicClient(t *testing.T) {
+	python := "/usr/bin/python3"
+	if err := exec.Command(python, "-c", "import kubernetes.dynamic").Run(); err != nil {
+		t.Skip("python3 with the kubernetes package is not installed")
+	}
+	dir := t.TempDir()
+	ts := startServer(t, func(o *app.Options) {
+		o.HTTP = false
+		o.Kubeconfig = filepath.Join(dir, "management.kubeconfig")
+		o.CAFile = filepath.Join(dir, "management-ca.crt")
+	})
+	script := `
+import sys
+from kubernetes import config, dynamic
+from kubernetes.client import api_client
+client = dynamic.DynamicClient(api_client.ApiClient(configuration=config.load_kube_config(config_file=sys.argv[1])))
+api = client.resources.get(kind="Project")
+print("projects", sorted(p.metadata.name for p in api.get().items))
+vci = client.resources.get(api_version="management.service/v1", kind="VirtualClusterInstance")
+print("instances", [i.metadata.name for i in vci.get(namespace="p-a").items])
+`
+	out, err := exec.Command(python, "-c", script, ts.Kubeconfig).CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	assert.Contains(t, string(out), "projects ['a', 'b'")
+	assert.Contains(t, string(out), "instances ['dev']")
+}
