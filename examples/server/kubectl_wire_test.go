@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -97,4 +98,45 @@ print("instances", [i.metadata.name for i in vci.get(namespace="p-a").items])
 	require.NoError(t, err, "%s", out)
 	assert.Contains(t, string(out), "projects ['a', 'b'")
 	assert.Contains(t, string(out), "instances ['dev']")
+}
+
+// TestKubectlAuthReviews runs "kubectl auth whoami" and "kubectl auth can-i" against
+// the management API: the access key's subject, and the policy engine's answer with
+// its explanation as the reason.
+func TestKubectlAuthReviews(t *testing.T) {
+	run := kubectlSeeded(t)
+	out, err := run("auth", "whoami")
+	require.NoError(t, err, out)
+	assert.Regexp(t, `Username\s+\S+`, out)
+
+	team := []string{"--token", "team-key-0123456789abcdef"}
+	out, err = run(append(team, "auth", "whoami")...)
+	require.NoError(t, err, out)
+	assert.Regexp(t, `Username\s+team`, out)
+
+	tests := []struct {
+		args []string
+		yes  bool
+	}{
+		{[]string{"get", "projects/a"}, true},
+		{[]string{"get", "virtualclusterinstances", "-n", "p-a"}, true},
+		{[]string{"get", "projects/c"}, false},
+		{[]string{"create", "accesskeys"}, false},
+		{[]string{"get", "/metrics"}, false},
+	}
+	for _, tt := range tests {
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			out, err := run(append(append(team, "auth", "can-i"), tt.args...)...)
+			if tt.yes {
+				require.NoError(t, err, out)
+				assert.Regexp(t, `(?m)^yes$`, out)
+				return
+			}
+			require.Error(t, err, out)
+			assert.Regexp(t, `(?m)^no - .+`, out, "a refusal carries the policy's reason")
+		})
+	}
+	out, err = run("auth", "can-i", "delete", "accesskeys")
+	require.NoError(t, err, out)
+	assert.Regexp(t, `(?m)^yes$`, out)
 }

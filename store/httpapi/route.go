@@ -201,6 +201,16 @@ func (s *Server) parseRoute(r *http.Request, rest string) (*route, error) {
 		return nonResource()
 	}
 	joined := "/" + strings.Join(segs, "/")
+	if isReview(joined) {
+		// A review is a create that stores nothing: routed as a non-resource request,
+		// answered by serveReview once the caller is known.
+		ri.nonResource = joined
+		if r.Method != http.MethodPost {
+			return nil, methodNotAllowed(nil, r.Method)
+		}
+		ri.verb = "create"
+		return ri, nil
+	}
 	if _, ok := s.docs[joined]; ok {
 		return nonResource()
 	}
