@@ -164,7 +164,7 @@ func FuzzParseLabelSelector(f *testing.F) {
 	for _, s := range []string{
 		"", "a=b", "a==b", "a!=b", "a in (x,y)", "a notin (x, y)", "a", "!a", "a,b=c,!d",
 		"x/y=z", "example.com/key in ()", "a in (,b)", " a = b , c ", "in", "in in (in)",
-		"a=b,", "a in (b", "!a=b", "a=b c", "a=" + strings.Repeat("v", 64),
+		"a=b,", "a in (b", "!a=b", "a=b c", "a=" + strings.Repeat("v", 64), "a>1", "b < -2", "a>x", "a<",
 	} {
 		f.Add(s)
 	}

@@ -99,12 +99,15 @@ func (ri *route) parseQuery(r *http.Request, defaultManager string) error {
 	}
 	switch ri.verb {
 	case "list", "watch", "deletecollection":
-		return o.parseList(q, ri.verb)
+		return o.parseList(q, ri.verb, ri.res.kind.Namespaced)
 	}
 	return nil
 }
 
-func (o *options) parseList(q url.Values, verb string) error {
+// parseList reads the options of a list, watch or deletecollection. A field selector
+// on metadata.namespace of a cluster-scoped kind is 400, as kube-apiserver answers
+// for a cluster-scoped custom resource.
+func (o *options) parseList(q url.Values, verb string, namespaced bool) error {
 	l := &o.list
 	l.LabelSelector = q.Get("labelSelector")
 	l.FieldSelector = q.Get("fieldSelector")
@@ -125,6 +128,11 @@ func (o *options) parseList(q url.Values, verb string) error {
 		}
 		if v, ok := fs.RequiredValue(resource.FieldMetadataName); ok {
 			o.nameSelector = v
+		}
+		for _, req := range fs.Requirements() {
+			if req.Field == resource.FieldMetadataNamespace && !namespaced {
+				return resource.NewBadRequest("field label not supported: " + resource.FieldMetadataNamespace)
+			}
 		}
 	}
 	if verb != "watch" {
