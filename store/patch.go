@@ -19,6 +19,9 @@ const (
 	PatchTypeMerge = "application/merge-patch+json"
 	// PatchTypeJSON is a JSON patch (RFC 6902).
 	PatchTypeJSON = "application/json-patch+json"
+	// PatchTypeStrategic is a strategic merge patch of Kubernetes; it needs
+	// PatchOptions.StrategicMerge, which knows the kind's merge rules.
+	PatchTypeStrategic = "application/strategic-merge-patch+json"
 )
 
 // PatchOptions are the options of a patch.
@@ -36,6 +39,10 @@ type PatchOptions struct {
 	FieldValidation string
 	// Warn, when set, receives the warnings of a successful patch, once each.
 	Warn func(message string)
+	// StrategicMerge applies a strategic merge patch to the JSON of the stored object
+	// of kind k (e.g. schema.Registry.StrategicMergePatch); without it a patch of type
+	// PatchTypeStrategic is 415.
+	StrategicMerge func(k *resource.KindInfo, original, patch []byte) ([]byte, error)
 }
 
 // Values of PatchOptions.FieldValidation, the fieldValidation parameter of
@@ -70,7 +77,7 @@ func (s *Store) Patch(ctx context.Context, obj resource.Object, patchType string
 	if err != nil {
 		return err
 	}
-	if patchType != PatchTypeMerge && patchType != PatchTypeJSON {
+	if patchType != PatchTypeMerge && patchType != PatchTypeJSON && (patchType != PatchTypeStrategic || opts.StrategicMerge == nil) {
 		return resource.NewUnsupportedMediaType(patchType)
 	}
 	namespace := normalizeNamespace(k, obj.GetObjectMeta().Namespace)
@@ -106,7 +113,12 @@ func (s *Store) Patch(ctx context.Context, obj resource.Object, patchType string
 		if err != nil {
 			return resource.NewInternalError(err)
 		}
-		out, err := applyPatch(k, name, patchType, doc, patch)
+		var out []byte
+		if patchType == PatchTypeStrategic {
+			out, err = opts.StrategicMerge(k, doc, patch)
+		} else {
+			out, err = applyPatch(k, name, patchType, doc, patch)
+		}
 		if err != nil {
 			return err
 		}

@@ -140,3 +140,20 @@ func TestKubectlAuthReviews(t *testing.T) {
 	require.NoError(t, err, out)
 	assert.Regexp(t, `(?m)^yes$`, out)
 }
+
+// TestKubectlStrategicPatch runs a plain "kubectl patch -p", which sends a strategic
+// merge patch: lists with a merge key merge item by item.
+func TestKubectlStrategicPatch(t *testing.T) {
+	run := kubectlSeeded(t)
+	out, err := run("patch", "project", "a", "-p", `{"spec":{"displayName":"A2","allowedClusters":[{"name":"cluster-3"}]}}`)
+	require.NoError(t, err, out)
+	assert.Contains(t, out, "project.management.service/a patched")
+	out, err = run("get", "project", "a", "-o", "jsonpath={.spec.displayName} {.spec.allowedClusters[*].name}")
+	require.NoError(t, err, out)
+	assert.Equal(t, "A2 cluster-1 cluster-2 cluster-3", out)
+	out, err = run("patch", "project", "a", "-p", `{"spec":{"allowedClusters":[{"name":"cluster-2","$patch":"delete"}]}}`)
+	require.NoError(t, err, out)
+	out, err = run("get", "project", "a", "-o", "jsonpath={.spec.allowedClusters[*].name}")
+	require.NoError(t, err, out)
+	assert.Equal(t, "cluster-1 cluster-3", out)
+}

@@ -5,6 +5,7 @@ import (
 	"net/http"
 
 	"github.com/management-service/mgmt/resource"
+	"github.com/management-service/mgmt/schema"
 	"github.com/management-service/mgmt/store"
 )
 
@@ -202,7 +203,7 @@ func (s *Server) patch(w http.ResponseWriter, r *http.Request, ri *route) error 
 	ct := r.Header.Get("Content-Type")
 	pt := mediaTypeOf(ct)
 	switch pt {
-	case store.PatchTypeMerge, store.PatchTypeJSON:
+	case store.PatchTypeMerge, store.PatchTypeJSON, store.PatchTypeStrategic:
 	case "application/apply-patch+yaml", "application/apply-patch+cbor":
 		return resource.NewStatusError(resource.ReasonUnsupportedMediaType,
 			"server-side apply is not supported by this server: use client-side \"kubectl apply\" (without "+
@@ -210,7 +211,7 @@ func (s *Server) patch(w http.ResponseWriter, r *http.Request, ri *route) error 
 	default:
 		return resource.NewStatusError(resource.ReasonUnsupportedMediaType, fmt.Sprintf(
 			"the body of the request was in an unknown format (%q) - accepted media types include: "+
-				"application/json-patch+json, application/merge-patch+json", ct))
+				"application/json-patch+json, application/merge-patch+json, application/strategic-merge-patch+json", ct))
 	}
 	body, err := s.readBody(r)
 	if err != nil {
@@ -224,7 +225,8 @@ func (s *Server) patch(w http.ResponseWriter, r *http.Request, ri *route) error 
 	m.Name, m.Namespace = ri.name, ri.namespace
 	var warnings []string
 	po := store.PatchOptions{WriteOptions: ri.writeOptions(), Subresource: ri.subresource,
-		FieldValidation: ri.opts.fieldValidation, Warn: func(m string) { warnings = append(warnings, m) }}
+		FieldValidation: ri.opts.fieldValidation, Warn: func(m string) { warnings = append(warnings, m) },
+		StrategicMerge: s.strategicMerge}
 	if err := s.store.Patch(r.Context(), obj, pt, body, po); err != nil {
 		return err
 	}
@@ -301,4 +303,14 @@ func (s *Server) deleteCollection(w http.ResponseWriter, r *http.Request, ri *ro
 	setListTypeMeta(list, k)
 	s.writeObject(w, r, ri, http.StatusOK, list)
 	return nil
+}
+
+// strategicMerge applies a strategic merge patch with the merge rules of the kind's
+// JSON Schema (its x-kubernetes-patch-merge-key and x-kubernetes-patch-strategy).
+func (s *Server) strategicMerge(k *resource.KindInfo, original, patch []byte) ([]byte, error) {
+	reg := s.cfg.Schemas
+	if reg == nil {
+		reg = schema.NewRegistry()
+	}
+	return reg.StrategicMergePatch(k.GVK(), original, patch)
 }

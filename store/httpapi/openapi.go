@@ -252,6 +252,9 @@ var keptKeywords = map[string]bool{
 	"minLength": true, "maxLength": true, "minimum": true, "maximum": true, "multipleOf": true,
 	"minItems": true, "maxItems": true, "uniqueItems": true, "minProperties": true, "maxProperties": true,
 	"required": true, "readOnly": true, "writeOnly": true, "example": true, "nullable": true,
+	// how lists merge (kubectl, server-side apply and strategic merge patch read them)
+	"x-kubernetes-list-type": true, "x-kubernetes-list-map-keys": true,
+	"x-kubernetes-patch-merge-key": true, "x-kubernetes-patch-strategy": true,
 }
 
 func (c *converter) convert(v any) any {
