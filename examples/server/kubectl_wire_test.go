@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -156,4 +157,33 @@ func TestKubectlStrategicPatch(t *testing.T) {
 	out, err = run("get", "project", "a", "-o", "jsonpath={.spec.allowedClusters[*].name}")
 	require.NoError(t, err, out)
 	assert.Equal(t, "cluster-1 cluster-3", out)
+}
+
+// TestKubectlExplain checks that kubectl explain describes every field of the
+// management kinds, with the types Kubernetes prints (no schema definition names).
+func TestKubectlExplain(t *testing.T) {
+	run := kubectlSeeded(t)
+	for _, field := range []string{"project", "project.metadata", "project.spec", "project.spec.allowedClusters",
+		"project.status.conditions", "vci", "vci.spec", "vci.spec.clusterRef", "vci.status", "accesskey.spec",
+		"accesskey.spec.scope", "accesskey.spec.scope.rules", "accesskey.spec.scope.rules.resources",
+		"directclusterendpointtoken.spec", "directclusterendpointtoken.status", "project.metadata.ownerReferences",
+		"project.metadata.managedFields"} {
+		t.Run(field, func(t *testing.T) {
+			out, err := run("explain", field)
+			require.NoError(t, err, out)
+			assert.NotContains(t, out, "<no description>")
+			for _, m := range regexp.MustCompile(`<(?:\[\])?([a-z][A-Za-z]*)>`).FindAllStringSubmatch(out, -1) {
+				switch m[1] {
+				case "string", "integer", "boolean", "number":
+				default:
+					assert.Fail(t, "a schema definition's name printed as a type", "%s in\n%s", m[0], out)
+				}
+			}
+			assert.NotRegexp(t, `(?m)^\s+(apiVersion|kind|phase|namespace)\s+<Object>`, out)
+		})
+	}
+	out, err := run("explain", "project.metadata")
+	require.NoError(t, err, out)
+	assert.Regexp(t, `labels\s+<map\[string\]string>`, out)
+	assert.Regexp(t, `ownerReferences\s+<\[\]OwnerReference>`, out)
 }
