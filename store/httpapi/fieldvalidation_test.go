@@ -2,6 +2,8 @@ package httpapi_test
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -9,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/management-service/mgmt/resource"
+	"github.com/management-service/mgmt/store/httpapi"
 )
 
 // TestFieldValidation checks the fieldValidation parameter as kube-apiserver answers
@@ -98,4 +101,31 @@ func TestFieldValidation(t *testing.T) {
 			assert.Equal(t, tt.size, w.Spec.Size)
 		})
 	}
+}
+
+// TestKubectlFieldValidation runs kubectl's --validate modes against the server:
+// strict (kubectl's default) refuses an unknown field, warn prints the server's
+// warning and creates, false (Ignore) creates silently.
+func TestKubectlFieldValidation(t *testing.T) {
+	f := newFixture(t, func(c *httpapi.Config) { c.Authenticator = nil })
+	kubectl := kubectlAgainst(t, f.url)
+	dir := t.TempDir()
+	file := func(name string) string {
+		p := filepath.Join(dir, name+".yaml")
+		require.NoError(t, os.WriteFile(p, []byte("apiVersion: example.com/v1\nkind: Widget\nmetadata:\n  name: "+name+
+			"\nspec:\n  size: 2\n  color: red\n"), 0o600))
+		return p
+	}
+	out := kubectl(true, "create", "-f", file("strict"))
+	assert.Contains(t, out, `unknown field "spec.color"`)
+	assert.Nil(t, f.widget(t, "default", "strict"))
+
+	out = kubectl(false, "create", "--validate=warn", "-f", file("warn"))
+	assert.Contains(t, out, `Warning: unknown field "spec.color"`)
+	assert.Contains(t, out, "widget.example.com/warn created")
+
+	out = kubectl(false, "create", "--validate=false", "-f", file("ignore"))
+	assert.NotContains(t, out, "Warning")
+	assert.Contains(t, out, "widget.example.com/ignore created")
+	assert.NotNil(t, f.widget(t, "default", "ignore"))
 }
