@@ -59,7 +59,7 @@ type tableColumn struct {
 
 type tableRow struct {
 	Cells  []any `json:"cells"`
-	Object any   `json:"object,omitempty"`
+	Object any   `json:"object"` // null with includeObject=None, as kube-apiserver writes it
 }
 
 type table struct {

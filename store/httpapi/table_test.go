@@ -113,7 +113,7 @@ func TestTable(t *testing.T) {
 			age := doc.Rows[0].Cells[len(tt.cols.cells)-1].(string)
 			assert.Regexp(t, `^[0-9]+s$`, age)
 			if tt.object == "" {
-				assert.Empty(t, doc.Rows[0].Object)
+				assert.Equal(t, "null", string(doc.Rows[0].Object))
 				return
 			}
 			var obj struct {
