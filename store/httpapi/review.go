@@ -164,7 +164,8 @@ func (s *Server) serveReview(w *statusRecorder, r *http.Request, ri *route, user
 			resource.Required(resource.NewPath("spec", "resourceAttributes"), "exactly one of nonResourceAttributes or resourceAttributes must be specified")}))
 		return
 	}
-	out := selfSubjectAccessReview{Kind: kind, APIVersion: group + "/v1", Metadata: reviewMeta{CreationTimestamp: &now}}
+	// kube-apiserver answers with the review as sent, metadata included (no time).
+	out := selfSubjectAccessReview{Kind: kind, APIVersion: group + "/v1"}
 	out.Spec = in.Spec
 	d, err := s.authz.Authorize(r.Context(), user, a)
 	switch {
