@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"reflect"
 	"strings"
+	"time"
 
 	"github.com/management-service/mgmt/resource"
 	"github.com/management-service/mgmt/store/backend"
@@ -215,12 +216,19 @@ func (s *Store) listRange(ctx context.Context, items *listBuilder, f *filter, pr
 // over every object).
 const maxCountedObjects = 100_000
 
+// countWait is the longest a page waits for the index to reach its revision before it
+// goes without a count.
+const countWait = time.Second
+
 // countFrom counts the objects under prefix whose keys are from start on, once the
 // index has seen revision minRev: the remaining items of a paged list, from the
 // index's revision (an estimate when writes came after the list's snapshot, as
 // kube-apiserver's count from its watch cache is). ok is false when the store holds
 // more than maxCountedObjects objects.
 func (t *tracker) countFrom(ctx context.Context, prefix, start string, minRev int64) (int64, bool) {
+	// The index is normally there already; a list does not wait long for a count.
+	ctx, cancel := context.WithTimeout(ctx, countWait)
+	defer cancel()
 	for {
 		t.mu.Lock()
 		if t.rev >= minRev {
