@@ -235,3 +235,36 @@ func TestAcceptQValues(t *testing.T) {
 		})
 	}
 }
+
+// TestHumanDuration checks the ages a Table prints, as kubectl prints them.
+func TestHumanDuration(t *testing.T) {
+	tests := []struct {
+		d    time.Duration
+		want string
+	}{
+		{-2 * time.Second, "<invalid>"},
+		{-time.Second + time.Millisecond, "0s"},
+		{0, "0s"},
+		{119 * time.Second, "119s"},
+		{2 * time.Minute, "2m"},
+		{9*time.Minute + 59*time.Second, "9m59s"},
+		{10*time.Minute + 30*time.Second, "10m"},
+		{179 * time.Minute, "179m"},
+		{3 * time.Hour, "3h"},
+		{7*time.Hour + 59*time.Minute, "7h59m"},
+		{8*time.Hour + 30*time.Minute, "8h"},
+		{47 * time.Hour, "47h"},
+		{48 * time.Hour, "2d"},
+		{7*24*time.Hour + 23*time.Hour, "7d23h"},
+		{8 * 24 * time.Hour, "8d"},
+		{729 * 24 * time.Hour, "729d"},
+		{730 * 24 * time.Hour, "2y"},
+		{(3*365 + 10) * 24 * time.Hour, "3y10d"},
+		{8 * 365 * 24 * time.Hour, "8y"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.d.String(), func(t *testing.T) {
+			assert.Equal(t, tt.want, httpapi.HumanDuration(tt.d))
+		})
+	}
+}
