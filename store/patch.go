@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 
 	jsonpatch "github.com/evanphx/json-patch/v5"
@@ -99,6 +100,18 @@ func (s *Store) Patch(ctx context.Context, obj resource.Object, patchType string
 		return resource.NewBadRequest(fmt.Sprintf("unknown FieldValidation %q", opts.FieldValidation))
 	}
 	codec := s.patchCodec()
+	// Duplicate keys of a merge or strategic merge patch are reported with the unknown
+	// fields of the result, first, as kube-apiserver reports them.
+	var dups []string
+	if opts.FieldValidation != FieldValidationIgnore && patchType != PatchTypeJSON {
+		if _, msgs, err := codec.DecodeLenient(patch, resource.MediaTypeJSON, k); err == nil {
+			for _, m := range msgs {
+				if strings.HasPrefix(m, "duplicate field ") {
+					dups = append(dups, m)
+				}
+			}
+		}
+	}
 	var warnings []string
 	_, err = s.runTxn(ctx, opts.DryRun, func(tx *Tx) error {
 		warnings = warnings[:0]
@@ -126,6 +139,7 @@ func (s *Store) Patch(ctx context.Context, obj resource.Object, patchType string
 		if err != nil {
 			return resource.NewBadRequest(fmt.Sprintf("the patched %s does not decode: %v", k.Kind, err)).WithCause(err)
 		}
+		unknown = append(slices.Clip(dups), unknown...)
 		if len(unknown) > 0 {
 			switch opts.FieldValidation {
 			case "", FieldValidationStrict:
