@@ -70,6 +70,10 @@ var keywords = map[string]bool{
 	"format": true,
 	// content
 	"contentEncoding": true, "contentMediaType": true, "contentSchema": true,
+	// Kubernetes' annotations of lists, which validation ignores: how server-side apply
+	// and strategic merge patch merge a list (see ListInfo).
+	"x-kubernetes-list-type": true, "x-kubernetes-list-map-keys": true,
+	"x-kubernetes-patch-merge-key": true, "x-kubernetes-patch-strategy": true,
 }
 
 // Keywords whose value is one subschema, a map of subschemas or a list of them.
