@@ -18,7 +18,7 @@
 // caller gets back the object as stored, so the copy must be exactly what decoding
 // its encoding gives.
 //
-// [Copy] gets there without encoding: the kind's own DeepCopyObject (or the
+// [Copy] gets there without encoding: the kind's own DeepCopyResource (or the
 // reflective copy), then a normalizer compiled per type that does in place what the
 // round trip would do. The normalizer covers the types whose JSON form it fully knows
 // (structs of strings, numbers, bools, pointers, slices, string-keyed maps,
@@ -57,7 +57,7 @@
 // # Copy
 //
 // [DeepCopy], [DeepCopyInto] and [CopierFor] copy objects that share no memory with
-// their source, through the kind's own DeepCopyObject where it has one and a copier
+// their source, through the kind's own DeepCopyResource where it has one and a copier
 // compiled per type otherwise. The store hands out only such copies of the objects
 // it caches.
 package objcodec

@@ -49,7 +49,7 @@ func Copy(k *resource.KindInfo, obj resource.Object, shallow bool) (resource.Obj
 			out.Elem().Set(reflect.ValueOf(obj).Elem())
 			return out.Interface().(resource.Object), nil
 		}
-		// The kind's DeepCopyObject, or the reflective copy for a kind without one
+		// The kind's DeepCopyResource, or the reflective copy for a kind without one
 		// (exact for every type the normalizer covers).
 		out := DeepCopy(obj)
 		if reflect.TypeOf(out) == t && norm(reflect.ValueOf(out).Elem(), true) {
