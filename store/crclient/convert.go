@@ -1,0 +1,192 @@
+package crclient
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+	"strings"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
+
+	"github.com/management-service/mgmt/resource"
+)
+
+// kindOf returns the kind of obj, an object (not a list).
+func (c *Client) kindOf(obj runtime.Object) (*kind, error) {
+	gvk, err := apiutil.GVKForObject(obj, c.scheme)
+	if err != nil {
+		return nil, err
+	}
+	return c.kinds.get(gvk)
+}
+
+// kindOfList returns the kind of the items of list.
+func (c *Client) kindOfList(list runtime.Object) (*kind, error) {
+	gvk, err := apiutil.GVKForObject(list, c.scheme)
+	if err != nil {
+		return nil, err
+	}
+	item, ok := strings.CutSuffix(gvk.Kind, "List")
+	if !ok {
+		return nil, fmt.Errorf("crclient: %T is not a list: its kind is %q", list, gvk.Kind)
+	}
+	return c.kinds.get(gvk.GroupVersion().WithKind(item))
+}
+
+// toStore converts the user's obj into a new object of the store's kind k.
+func (c *Client) toStore(k *kind, obj runtime.Object) (resource.Object, error) {
+	var data []byte
+	var err error
+	if u, ok := obj.(*unstructured.Unstructured); ok {
+		data, err = json.Marshal(u.Object)
+	} else {
+		data, err = json.Marshal(obj)
+	}
+	if err != nil {
+		return nil, apierrors.NewBadRequest(fmt.Sprintf("the %s cannot be encoded: %v", k.gvk.Kind, err))
+	}
+	out := k.info.New()
+	if err := json.Unmarshal(data, out); err != nil {
+		return nil, apierrors.NewBadRequest(fmt.Sprintf("the %s does not decode as one: %v", k.gvk.Kind, err))
+	}
+	tm := out.GetTypeMeta()
+	tm.Kind, tm.APIVersion = k.info.Kind, k.info.APIVersion()
+	return out, nil
+}
+
+// fromStore fills the user's dst with src, an object the store returned (and the
+// client's own: it is changed).
+func (c *Client) fromStore(k *kind, src resource.Object, dst runtime.Object) error {
+	m := src.GetObjectMeta()
+	if !c.returnManagedFields {
+		m.ManagedFields = nil
+	}
+	keep := keepsTypeMeta(dst)
+	if !keep {
+		*src.GetTypeMeta() = resource.TypeMeta{}
+	}
+	data, err := json.Marshal(src)
+	if err != nil {
+		return apierrors.NewInternalError(err)
+	}
+	return decodeInto(data, dst, keep, k.gvk)
+}
+
+// decodeInto replaces what dst holds with the JSON data.
+func decodeInto(data []byte, dst runtime.Object, keepTypeMeta bool, gvk schema.GroupVersionKind) error {
+	switch d := dst.(type) {
+	case *unstructured.Unstructured:
+		d.Object = nil
+		if err := d.UnmarshalJSON(data); err != nil {
+			return apierrors.NewInternalError(err)
+		}
+		return nil
+	case *unstructured.UnstructuredList:
+		d.Object, d.Items = nil, nil
+		if err := d.UnmarshalJSON(data); err != nil {
+			return apierrors.NewInternalError(err)
+		}
+		return nil
+	}
+	v := reflect.ValueOf(dst)
+	if v.Kind() != reflect.Pointer || v.IsNil() {
+		return fmt.Errorf("crclient: %T must be a non-nil pointer", dst)
+	}
+	v.Elem().SetZero()
+	if err := json.Unmarshal(data, dst); err != nil {
+		return apierrors.NewInternalError(fmt.Errorf("crclient: decode into %T: %w", dst, err))
+	}
+	if keepTypeMeta {
+		dst.GetObjectKind().SetGroupVersionKind(gvk)
+	}
+	return nil
+}
+
+// fromStoreList fills the user's list with the store's list src.
+func (c *Client) fromStoreList(k *kind, src resource.ObjectList, dst runtime.Object) error {
+	keep := keepsTypeMeta(dst)
+	for i := 0; i < src.Len(); i++ {
+		it := src.Item(i)
+		if !c.returnManagedFields {
+			it.GetObjectMeta().ManagedFields = nil
+		}
+		if !keep {
+			*it.GetTypeMeta() = resource.TypeMeta{}
+		}
+	}
+	tm := src.GetTypeMeta()
+	if keep {
+		tm.Kind, tm.APIVersion = k.info.Kind+"List", k.info.APIVersion()
+	} else {
+		*tm = resource.TypeMeta{}
+	}
+	data, err := json.Marshal(src)
+	if err != nil {
+		return apierrors.NewInternalError(err)
+	}
+	if err := decodeInto(data, dst, false, schema.GroupVersionKind{}); err != nil {
+		return err
+	}
+	if keep {
+		if _, ok := dst.(*unstructured.UnstructuredList); !ok {
+			dst.GetObjectKind().SetGroupVersionKind(k.gvk.GroupVersion().WithKind(k.gvk.Kind + "List"))
+		}
+	}
+	return nil
+}
+
+// toAPIError turns the store's errors into apimachinery's StatusErrors, so that
+// every apierrors.IsXxx answers as against kube-apiserver. Other errors pass as they
+// are (they come from the client itself, before any request).
+func toAPIError(err error) error {
+	if err == nil {
+		return nil
+	}
+	var api apierrors.APIStatus
+	if errors.As(err, &api) {
+		return err
+	}
+	var se *resource.StatusError
+	if !errors.As(err, &se) && resource.ReasonOf(err) == resource.ReasonUnknown {
+		return err
+	}
+	st := resource.StatusOf(err)
+	out := metav1.Status{
+		TypeMeta: metav1.TypeMeta{Kind: "Status", APIVersion: "v1"},
+		Status:   metav1.StatusFailure, Message: st.Message,
+		Reason: metav1.StatusReason(st.Reason), Code: st.Code,
+	}
+	if d := st.Details; d != nil {
+		out.Details = &metav1.StatusDetails{Name: d.Name, Group: d.Group, Kind: d.Kind,
+			UID: types.UID(d.UID), RetryAfterSeconds: d.RetryAfterSeconds}
+		for _, cs := range d.Causes {
+			out.Details.Causes = append(out.Details.Causes, metav1.StatusCause{
+				Type: metav1.CauseType(cs.Type), Message: cs.Message, Field: cs.Field})
+		}
+	}
+	return &apierrors.StatusError{ErrStatus: out}
+}
+
+// newObject returns an empty object of the user's type for the kind k, as list
+// items of list would be.
+func (c *Client) newObject(k *kind, like runtime.Object) (runtime.Object, error) {
+	if keepsTypeMeta(like) {
+		u := &unstructured.Unstructured{}
+		u.SetGroupVersionKind(k.gvk)
+		return u, nil
+	}
+	return c.scheme.New(k.gvk)
+}
+
+// itemsOf returns the items of the user's list as objects.
+func itemsOf(list runtime.Object) ([]runtime.Object, error) {
+	return meta.ExtractList(list)
+}
