@@ -363,4 +363,3 @@ var inTreeWithStatus = []schema.GroupVersionKind{
 	{Group: "storage.k8s.io", Version: "v1", Kind: "VolumeAttachment"},
 	{Group: "apiextensions.k8s.io", Version: "v1", Kind: "CustomResourceDefinition"},
 }
-
