@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+
+	"github.com/management-service/mgmt/resource/jsonscan"
 )
 
 // RawObject is the generic representation of an object of a kind registered at run
@@ -35,91 +37,122 @@ func (o *RawObject) MarshalJSON() ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	var b bytes.Buffer
-	b.WriteByte('{')
-	first := true
-	member := func(key string, value []byte) {
-		if !first {
-			b.WriteByte(',')
-		}
-		first = false
-		k, _ := json.Marshal(key) // a string always encodes
-		b.Write(k)
-		b.WriteByte(':')
-		b.Write(value)
-	}
-	if o.APIVersion != "" {
-		v, _ := json.Marshal(o.APIVersion)
-		member("apiVersion", v)
-	}
-	if o.Kind != "" {
-		v, _ := json.Marshal(o.Kind)
-		member("kind", v)
-	}
-	member("metadata", meta)
+	size := len(meta) + len(o.Status) + len(o.APIVersion) + len(o.Kind) + 64
 	keys := make([]string, 0, len(o.Fields))
-	for k := range o.Fields {
+	for k, v := range o.Fields {
 		keys = append(keys, k)
+		size += len(k) + len(v) + 4
 	}
 	slices.Sort(keys)
+	b := make([]byte, 0, size)
+	b = append(b, '{')
+	if o.APIVersion != "" {
+		b = append(b, `"apiVersion":`...)
+		b = jsonscan.AppendQuote(b, []byte(o.APIVersion))
+		b = append(b, ',')
+	}
+	if o.Kind != "" {
+		b = append(b, `"kind":`...)
+		b = jsonscan.AppendQuote(b, []byte(o.Kind))
+		b = append(b, ',')
+	}
+	b = append(b, `"metadata":`...)
+	b = append(b, meta...)
 	for _, k := range keys {
 		v := o.Fields[k]
 		if len(v) == 0 {
 			v = json.RawMessage("null")
 		}
-		member(k, v)
+		b = append(b, ',')
+		b = jsonscan.AppendQuote(b, []byte(k))
+		b = append(b, ':')
+		b = append(b, v...)
 	}
 	if len(o.Status) > 0 {
-		member("status", o.Status)
+		b = append(b, `,"status":`...)
+		b = append(b, o.Status...)
 	}
-	b.WriteByte('}')
-	return b.Bytes(), nil
+	return append(b, '}'), nil
 }
 
 // UnmarshalJSON reads a JSON object into o, replacing everything o held. A member
-// named apiVersion or kind must be a string and metadata an object metadata.
+// named apiVersion or kind must be a string and metadata an object metadata; of a
+// key given twice the last value counts, as encoding/json decodes it.
 func (o *RawObject) UnmarshalJSON(data []byte) error {
-	var members map[string]json.RawMessage
-	if err := json.Unmarshal(data, &members); err != nil {
-		return err
+	if !json.Valid(data) {
+		var v any
+		return json.Unmarshal(data, &v) // the same syntax error encoding/json reports
 	}
-	if members == nil {
-		return fmt.Errorf("resource: a RawObject must be a JSON object, not null")
-	}
+	// One copy holds every value kept: data belongs to the caller.
+	buf := append([]byte(nil), data...)
 	*o = RawObject{}
-	for key, v := range members {
+	var err error
+	isObject := jsonscan.EachMember(buf, func(rawKey, v []byte) bool {
+		key := string(jsonscan.Unquote(rawKey))
 		switch key {
 		case "apiVersion":
-			if err := json.Unmarshal(v, &o.APIVersion); err != nil {
-				return fmt.Errorf("resource: apiVersion: %w", err)
+			o.APIVersion = ""
+			if err = json.Unmarshal(v, &o.APIVersion); err != nil {
+				err = fmt.Errorf("resource: apiVersion: %w", err)
 			}
 		case "kind":
-			if err := json.Unmarshal(v, &o.Kind); err != nil {
-				return fmt.Errorf("resource: kind: %w", err)
+			o.Kind = ""
+			if err = json.Unmarshal(v, &o.Kind); err != nil {
+				err = fmt.Errorf("resource: kind: %w", err)
 			}
 		case "metadata":
-			if err := json.Unmarshal(v, &o.ObjectMeta); err != nil {
-				return fmt.Errorf("resource: metadata: %w", err)
+			o.ObjectMeta = ObjectMeta{}
+			if err = json.Unmarshal(v, &o.ObjectMeta); err != nil {
+				err = fmt.Errorf("resource: metadata: %w", err)
 			}
 		case "status":
 			o.Status = compactRaw(v)
 		default:
 			if o.Fields == nil {
-				o.Fields = make(map[string]json.RawMessage, len(members))
+				o.Fields = make(map[string]json.RawMessage, 4)
 			}
 			o.Fields[key] = compactRaw(v)
 		}
+		return err == nil
+	})
+	if err != nil {
+		return err
+	}
+	if !isObject {
+		return fmt.Errorf("resource: a RawObject must be a JSON object")
 	}
 	return nil
 }
 
-// compactRaw returns v without insignificant white space, in a buffer of its own.
-func compactRaw(v json.RawMessage) json.RawMessage {
+// compactRaw returns the valid JSON value v without insignificant white space: v
+// itself (its capacity cut to its length) when it has none.
+func compactRaw(v []byte) json.RawMessage {
+	if isCompact(v) {
+		return v[:len(v):len(v)]
+	}
 	var b bytes.Buffer
 	if err := json.Compact(&b, v); err != nil {
-		return copyRaw(v) // json.Unmarshal checked it already; keep it as it came
+		return copyRaw(v) // v was checked as valid; keep it as it came
 	}
 	return b.Bytes()
+}
+
+// isCompact reports whether the valid JSON value v has no white space outside its
+// strings.
+func isCompact(v []byte) bool {
+	for i := 0; i < len(v); i++ {
+		switch v[i] {
+		case ' ', '\t', '\n', '\r':
+			return false
+		case '"':
+			for i++; i < len(v) && v[i] != '"'; i++ {
+				if v[i] == '\\' {
+					i++
+				}
+			}
+		}
+	}
+	return true
 }
 
 // DeepCopyInto copies o into out, sharing no mutable memory.

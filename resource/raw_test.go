@@ -1,6 +1,7 @@
 package resource_test
 
 import (
+	"bytes"
 	"encoding/json"
 	"testing"
 
@@ -29,6 +30,9 @@ func TestRawObject_round_trip_keeps_every_member(t *testing.T) {
 			`{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"a","creationTimestamp":null,"labels":{"x":"y"}},"spec":{"size":3},"status":{"ready":true}}`},
 		{"members in key order, null kept", `{"metadata":{},"data":{"b":"2"},"binaryData":null,"immutable":true}`,
 			`{"metadata":{"creationTimestamp":null},"binaryData":null,"data":{"b":"2"},"immutable":true}`},
+		{"white space compacted, escaped keys decoded, the last of a repeated key kept",
+			"{ \"spec\" : { \"a\" : [1, \"x y\"] } ,\n \"a\\u0062\":2, \"x\":1, \"x\":2, \"status\": {\"s\" : \"\\\" \"}}",
+			`{"metadata":{"creationTimestamp":null},"ab":2,"spec":{"a":[1,"x y"]},"x":2,"status":{"s":"\" "}}`},
 		{"no status member stays without one", `{"kind":"ConfigMap","apiVersion":"v1","metadata":{"name":"c"}}`,
 			`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"c","creationTimestamp":null}}`},
 	}
@@ -169,8 +173,29 @@ func FuzzRawObject(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		var o resource.RawObject
-		if err := json.Unmarshal(data, &o); err != nil {
+		err := json.Unmarshal(data, &o)
+		// The reference: encoding/json's own decoding of the members.
+		var members map[string]json.RawMessage
+		refErr := json.Unmarshal(data, &members)
+		if refErr != nil || members == nil {
+			require.Error(t, err, "decoded what encoding/json refuses as an object: %q", data)
 			return
+		}
+		if err != nil {
+			return // apiVersion, kind or metadata of the wrong type
+		}
+		for k, v := range members {
+			switch k {
+			case "apiVersion", "kind", "metadata":
+				continue
+			}
+			var want bytes.Buffer
+			require.NoError(t, json.Compact(&want, v))
+			got := o.Fields[k]
+			if k == "status" {
+				got = o.Status
+			}
+			assert.Equal(t, want.String(), string(got), "member %q", k)
 		}
 		b, err := json.Marshal(&o)
 		if err != nil {

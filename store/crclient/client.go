@@ -37,6 +37,7 @@ type Client struct {
 	kinds   *kinds
 	mapper  meta.RESTMapper
 	indexes map[schema.GroupVersionKind]map[string]client.IndexerFunc
+	conv    convCache
 
 	returnManagedFields bool
 }

@@ -66,6 +66,10 @@ func (c *Client) toStore(k *kind, obj runtime.Object) (resource.Object, error) {
 // client's own: it is changed).
 func (c *Client) fromStore(k *kind, src resource.Object, dst runtime.Object) error {
 	m := src.GetObjectMeta()
+	key := convKey{gvk: k.gvk, namespace: m.Namespace, name: m.Name, t: reflect.TypeOf(dst)}
+	if c.conv.get(key, m.UID, m.ResourceVersion, dst) {
+		return nil
+	}
 	if !c.returnManagedFields {
 		m.ManagedFields = nil
 	}
@@ -73,24 +77,27 @@ func (c *Client) fromStore(k *kind, src resource.Object, dst runtime.Object) err
 	if !keep {
 		*src.GetTypeMeta() = resource.TypeMeta{}
 	}
-	data, err := json.Marshal(src)
+	var data []byte
+	var err error
+	if r, ok := src.(*resource.RawObject); ok {
+		data, err = r.MarshalJSON() // json.Marshal would check and compact it once more
+	} else {
+		data, err = json.Marshal(src)
+	}
 	if err != nil {
 		return apierrors.NewInternalError(err)
 	}
-	return decodeInto(data, dst, keep, k.gvk)
+	if err := decodeInto(data, dst, keep, k.gvk); err != nil {
+		return err
+	}
+	c.conv.put(key, m.UID, m.ResourceVersion, dst)
+	return nil
 }
 
 // decodeInto replaces what dst holds with the JSON data.
 func decodeInto(data []byte, dst runtime.Object, keepTypeMeta bool, gvk schema.GroupVersionKind) error {
-	switch d := dst.(type) {
-	case *unstructured.Unstructured:
+	if d, ok := dst.(*unstructured.Unstructured); ok {
 		d.Object = nil
-		if err := d.UnmarshalJSON(data); err != nil {
-			return apierrors.NewInternalError(err)
-		}
-		return nil
-	case *unstructured.UnstructuredList:
-		d.Object, d.Items = nil, nil
 		if err := d.UnmarshalJSON(data); err != nil {
 			return apierrors.NewInternalError(err)
 		}
@@ -110,35 +117,42 @@ func decodeInto(data []byte, dst runtime.Object, keepTypeMeta bool, gvk schema.G
 	return nil
 }
 
-// fromStoreList fills the user's list with the store's list src.
+// fromStoreList fills the user's list with the store's list src: its items one by
+// one (each through the conversion cache) and its list metadata.
 func (c *Client) fromStoreList(k *kind, src resource.ObjectList, dst runtime.Object) error {
-	keep := keepsTypeMeta(dst)
-	for i := 0; i < src.Len(); i++ {
-		it := src.Item(i)
-		if !c.returnManagedFields {
-			it.GetObjectMeta().ManagedFields = nil
-		}
-		if !keep {
-			*it.GetTypeMeta() = resource.TypeMeta{}
-		}
-	}
-	tm := src.GetTypeMeta()
-	if keep {
-		tm.Kind, tm.APIVersion = k.info.Kind+"List", k.info.APIVersion()
-	} else {
-		*tm = resource.TypeMeta{}
-	}
-	data, err := json.Marshal(src)
+	itemsPtr, err := meta.GetItemsPtr(dst)
 	if err != nil {
-		return apierrors.NewInternalError(err)
-	}
-	if err := decodeInto(data, dst, false, schema.GroupVersionKind{}); err != nil {
 		return err
 	}
-	if keep {
-		if _, ok := dst.(*unstructured.UnstructuredList); !ok {
-			dst.GetObjectKind().SetGroupVersionKind(k.gvk.GroupVersion().WithKind(k.gvk.Kind + "List"))
+	items := reflect.ValueOf(itemsPtr).Elem()
+	if items.Kind() != reflect.Slice {
+		return fmt.Errorf("crclient: the items of %T are not a slice", dst)
+	}
+	n := src.Len()
+	out := reflect.MakeSlice(items.Type(), n, n)
+	for i := 0; i < n; i++ {
+		slot, ok := out.Index(i).Addr().Interface().(runtime.Object)
+		if !ok {
+			return fmt.Errorf("crclient: the items of %T are not runtime.Objects", dst)
 		}
+		if err := c.fromStore(k, src.Item(i), slot); err != nil {
+			return err
+		}
+	}
+	if n == 0 && items.IsNil() {
+		out = reflect.MakeSlice(items.Type(), 0, 0)
+	}
+	items.Set(out)
+	lm := src.GetListMeta()
+	acc, err := meta.ListAccessor(dst)
+	if err != nil {
+		return err
+	}
+	acc.SetResourceVersion(lm.ResourceVersion)
+	acc.SetContinue(lm.Continue)
+	acc.SetRemainingItemCount(lm.RemainingItemCount)
+	if keepsTypeMeta(dst) {
+		dst.GetObjectKind().SetGroupVersionKind(k.gvk.GroupVersion().WithKind(k.gvk.Kind + "List"))
 	}
 	return nil
 }

@@ -42,6 +42,12 @@ var (
 // through them, and hands the copy to no code of the user's (admission hooks, the
 // owner authorizer), which could.
 func Copy(k *resource.KindInfo, obj resource.Object, shallow bool) (resource.Object, error) {
+	if r, ok := obj.(*resource.RawObject); ok {
+		if out, ok := copyRaw(r); ok {
+			return out, nil
+		}
+		return jsonCopy(k, obj)
+	}
 	t := reflect.TypeOf(obj)
 	if norm := normalizerFor(t); norm != nil {
 		if shallow && norm(reflect.ValueOf(obj).Elem(), false) {
