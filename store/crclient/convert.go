@@ -41,12 +41,22 @@ func (c *Client) kindOfList(list runtime.Object) (*kind, error) {
 	return c.kinds.get(gvk.GroupVersion().WithKind(item))
 }
 
-// toStore converts the user's obj into a new object of the store's kind k.
+// toStore converts the user's obj into a new object of the store's kind k: the
+// metadata field by field, the rest through JSON.
 func (c *Client) toStore(k *kind, obj runtime.Object) (resource.Object, error) {
 	var data []byte
 	var err error
+	var meta *metav1.ObjectMeta
 	if u, ok := obj.(*unstructured.Unstructured); ok {
 		data, err = json.Marshal(u.Object)
+	} else if v := reflect.ValueOf(obj); v.Kind() == reflect.Pointer && !v.IsNil() && objectMetaField(v.Type().Elem()) != nil {
+		// A shallow copy without metadata is encoded; the metadata is converted.
+		idx := objectMetaField(v.Type().Elem())
+		cp := reflect.New(v.Type().Elem())
+		cp.Elem().Set(v.Elem())
+		cp.Elem().FieldByIndex(idx).SetZero()
+		meta = v.Elem().FieldByIndex(idx).Addr().Interface().(*metav1.ObjectMeta)
+		data, err = json.Marshal(cp.Interface())
 	} else {
 		data, err = json.Marshal(obj)
 	}
@@ -56,6 +66,9 @@ func (c *Client) toStore(k *kind, obj runtime.Object) (resource.Object, error) {
 	out := k.info.New()
 	if err := json.Unmarshal(data, out); err != nil {
 		return nil, apierrors.NewBadRequest(fmt.Sprintf("the %s does not decode as one: %v", k.gvk.Kind, err))
+	}
+	if meta != nil {
+		*out.GetObjectMeta() = toStoreMeta(meta)
 	}
 	tm := out.GetTypeMeta()
 	tm.Kind, tm.APIVersion = k.info.Kind, k.info.APIVersion()
@@ -77,6 +90,17 @@ func (c *Client) fromStore(k *kind, src resource.Object, dst runtime.Object) err
 	if !keep {
 		*src.GetTypeMeta() = resource.TypeMeta{}
 	}
+	// A typed dst takes the metadata field by field and the rest through JSON.
+	var dstMeta *metav1.ObjectMeta
+	saved := *m
+	if _, u := dst.(*unstructured.Unstructured); !u {
+		if v := reflect.ValueOf(dst); v.Kind() == reflect.Pointer && !v.IsNil() {
+			if idx := objectMetaField(v.Type().Elem()); idx != nil {
+				dstMeta = v.Elem().FieldByIndex(idx).Addr().Interface().(*metav1.ObjectMeta)
+				*m = resource.ObjectMeta{}
+			}
+		}
+	}
 	var data []byte
 	var err error
 	if r, ok := src.(*resource.RawObject); ok {
@@ -84,11 +108,15 @@ func (c *Client) fromStore(k *kind, src resource.Object, dst runtime.Object) err
 	} else {
 		data, err = json.Marshal(src)
 	}
+	*m = saved
 	if err != nil {
 		return apierrors.NewInternalError(err)
 	}
 	if err := decodeInto(data, dst, keep, k.gvk); err != nil {
 		return err
+	}
+	if dstMeta != nil {
+		fromStoreMeta(m, dstMeta)
 	}
 	c.conv.put(key, m.UID, m.ResourceVersion, dst)
 	return nil
