@@ -138,7 +138,7 @@ func (c *Client) Create(ctx context.Context, obj client.Object, opts ...client.C
 	if err := c.store.Create(ctx, in, store.CreateOptions{WriteOptions: writeOpts(o.DryRun, o.FieldManager)}); err != nil {
 		return toAPIError(err)
 	}
-	return c.fromStore(k, in, obj)
+	return c.fromWrite(k, in, obj)
 }
 
 // Update replaces the stored object with obj and fills obj with the result.
@@ -175,7 +175,7 @@ func (c *Client) update(ctx context.Context, obj client.Object, wo store.WriteOp
 			try.GetObjectMeta().ResourceVersion = cur.GetObjectMeta().ResourceVersion
 			err := write(try)
 			if err == nil {
-				return c.fromStore(k, try, obj)
+				return c.fromWrite(k, try, obj)
 			}
 			if !apierrors.IsConflict(toAPIError(err)) {
 				return toAPIError(err)
@@ -186,7 +186,7 @@ func (c *Client) update(ctx context.Context, obj client.Object, wo store.WriteOp
 	if err := write(in); err != nil {
 		return toAPIError(err)
 	}
-	return c.fromStore(k, in, obj)
+	return c.fromWrite(k, in, obj)
 }
 
 // objcopy copies a store object through JSON (only on the retry path).
@@ -228,7 +228,7 @@ func (c *Client) patch(ctx context.Context, obj client.Object, patch client.Patc
 		if err := c.store.Patch(ctx, target, pt, data, store.PatchOptions{WriteOptions: wo, Subresource: sub}); err != nil {
 			return toAPIError(err)
 		}
-		return c.fromStore(k, target, obj)
+		return c.fromWrite(k, target, obj)
 	case types.StrategicMergePatchType:
 		return c.strategicPatch(ctx, k, obj, data, wo, sub)
 	case types.ApplyPatchType, types.ApplyCBORPatchType:
@@ -287,7 +287,7 @@ func (c *Client) strategicPatch(ctx context.Context, k *kind, obj client.Object,
 			err = c.store.Update(ctx, next, uo)
 		}
 		if err == nil {
-			return c.fromStore(k, next, obj)
+			return c.fromWrite(k, next, obj)
 		}
 		if fromPatch || !apierrors.IsConflict(toAPIError(err)) {
 			return toAPIError(err)

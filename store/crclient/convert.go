@@ -64,7 +64,12 @@ func (c *Client) toStore(k *kind, obj runtime.Object) (resource.Object, error) {
 		return nil, apierrors.NewBadRequest(fmt.Sprintf("the %s cannot be encoded: %v", k.gvk.Kind, err))
 	}
 	out := k.info.New()
-	if err := json.Unmarshal(data, out); err != nil {
+	if r, ok := out.(*resource.RawObject); ok {
+		err = r.UnmarshalJSON(data) // json.Unmarshal would check data once more first
+	} else {
+		err = json.Unmarshal(data, out)
+	}
+	if err != nil {
 		return nil, apierrors.NewBadRequest(fmt.Sprintf("the %s does not decode as one: %v", k.gvk.Kind, err))
 	}
 	if meta != nil {
@@ -75,12 +80,22 @@ func (c *Client) toStore(k *kind, obj runtime.Object) (resource.Object, error) {
 	return out, nil
 }
 
-// fromStore fills the user's dst with src, an object the store returned (and the
-// client's own: it is changed).
+// fromStore fills the user's dst with src, an object a read returned (and the
+// client's own: it is changed), through the conversion cache.
 func (c *Client) fromStore(k *kind, src resource.Object, dst runtime.Object) error {
+	return c.convert(k, src, dst, true)
+}
+
+// fromWrite fills the user's dst with src, the result of a write. Its version is new:
+// the cache has no conversion of it, and one is kept only once a read asks for it.
+func (c *Client) fromWrite(k *kind, src resource.Object, dst runtime.Object) error {
+	return c.convert(k, src, dst, false)
+}
+
+func (c *Client) convert(k *kind, src resource.Object, dst runtime.Object, cached bool) error {
 	m := src.GetObjectMeta()
 	key := convKey{gvk: k.gvk, namespace: m.Namespace, name: m.Name, t: reflect.TypeOf(dst)}
-	if c.conv.get(key, m.UID, m.ResourceVersion, dst) {
+	if cached && c.conv.get(key, m.UID, m.ResourceVersion, dst) {
 		return nil
 	}
 	if !c.returnManagedFields {
@@ -118,7 +133,9 @@ func (c *Client) fromStore(k *kind, src resource.Object, dst runtime.Object) err
 	if dstMeta != nil {
 		fromStoreMeta(m, dstMeta)
 	}
-	c.conv.put(key, m.UID, m.ResourceVersion, dst)
+	if cached {
+		c.conv.put(key, m.UID, m.ResourceVersion, dst)
+	}
 	return nil
 }
 
