@@ -75,9 +75,11 @@ func (o *RawObject) MarshalJSON() ([]byte, error) {
 	return append(b, '}'), nil
 }
 
-// UnmarshalJSON reads a JSON object into o, replacing everything o held. A member
-// named apiVersion or kind must be a string and metadata an object metadata; of a
-// key given twice the last value counts, as encoding/json decodes it.
+// UnmarshalJSON reads a JSON object into o, replacing everything o held except the
+// TypeMeta, which keeps what it held where data has no apiVersion or kind (so that
+// an object of [KindInfo.New] keeps naming its kind). A member named apiVersion or
+// kind must be a string and metadata an object metadata; of a key given twice the
+// last value counts, as encoding/json decodes it.
 func (o *RawObject) UnmarshalJSON(data []byte) error {
 	if !json.Valid(data) {
 		var v any
@@ -85,7 +87,7 @@ func (o *RawObject) UnmarshalJSON(data []byte) error {
 	}
 	// One copy holds every value kept: data belongs to the caller.
 	buf := append([]byte(nil), data...)
-	*o = RawObject{}
+	*o = RawObject{TypeMeta: o.TypeMeta}
 	var err error
 	isObject := jsonscan.EachMember(buf, func(rawKey, v []byte) bool {
 		key := string(jsonscan.Unquote(rawKey))

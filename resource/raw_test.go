@@ -3,6 +3,7 @@ package resource_test
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -68,12 +69,16 @@ func TestRawObject_decode_errors(t *testing.T) {
 }
 
 func TestRawObject_decode_replaces_what_it_held(t *testing.T) {
-	o := resource.RawObject{Status: json.RawMessage(`{"a":1}`), Fields: map[string]json.RawMessage{"old": json.RawMessage(`1`)}}
+	o := resource.RawObject{TypeMeta: resource.TypeMeta{Kind: "Widget", APIVersion: "example.com/v1"},
+		Status: json.RawMessage(`{"a":1}`), Fields: map[string]json.RawMessage{"old": json.RawMessage(`1`)}}
 	o.Labels = map[string]string{"stale": "yes"}
 	require.NoError(t, json.Unmarshal([]byte(`{"metadata":{"name":"n"},"spec":{}}`), &o))
 	assert.Nil(t, o.Status)
 	assert.Nil(t, o.Labels)
 	assert.Equal(t, map[string]json.RawMessage{"spec": json.RawMessage(`{}`)}, o.Fields)
+	assert.Equal(t, "Widget", o.Kind, "TypeMeta is kept where data names no kind")
+	require.NoError(t, json.Unmarshal([]byte(`{"kind":"Other"}`), &o))
+	assert.Equal(t, resource.TypeMeta{Kind: "Other", APIVersion: "example.com/v1"}, o.TypeMeta)
 }
 
 func TestRawObject_DeepCopyResource_shares_nothing(t *testing.T) {
@@ -207,4 +212,21 @@ func FuzzRawObject(f *testing.F) {
 		require.NoError(t, err)
 		assert.Equal(t, string(b), string(b2), "the encoding is not a fixed point")
 	})
+}
+
+// A kind registered at run time, without a Go type of its own.
+func ExampleRawKind() {
+	s := resource.NewScheme()
+	_ = s.Register(resource.RawKind(resource.KindInfo{Group: "example.com", Version: "v1", Kind: "Widget",
+		Resource: "widgets", Namespaced: true, HasStatus: true}))
+	k, _ := s.KindFor("example.com/v1", "Widget")
+	w := k.New().(*resource.RawObject)
+	_ = json.Unmarshal([]byte(`{"metadata":{"name":"w"},"spec":{"size":3},"status":{"ready":true}}`), w)
+	found, _ := s.KindOf(w) // by TypeMeta: every generic kind shares *RawObject
+	b, _ := json.Marshal(w)
+	fmt.Println(found.Resource, found.Generic())
+	fmt.Println(string(b))
+	// Output:
+	// widgets true
+	// {"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"w","creationTimestamp":null},"spec":{"size":3},"status":{"ready":true}}
 }

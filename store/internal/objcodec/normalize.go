@@ -44,6 +44,14 @@ var (
 func Copy(k *resource.KindInfo, obj resource.Object, shallow bool) (resource.Object, error) {
 	if r, ok := obj.(*resource.RawObject); ok {
 		if out, ok := copyRaw(r); ok {
+			// A round trip decodes into k.New(), whose TypeMeta names the kind: it
+			// stays where the encoding had no apiVersion or kind.
+			if out.Kind == "" {
+				out.Kind = k.Kind
+			}
+			if out.APIVersion == "" {
+				out.APIVersion = k.APIVersion()
+			}
 			return out, nil
 		}
 		return jsonCopy(k, obj)
