@@ -501,6 +501,22 @@ func TestWatch(t *testing.T) {
 			require.FailNow(t, "no event")
 		}
 	})
+	t.Run("metadata only", func(t *testing.T) {
+		l := &metav1.PartialObjectMetadataList{}
+		l.SetGroupVersionKind(widgetGV.WithKind("WidgetList"))
+		w4, err := c.Watch(ctx, l, client.InNamespace("ns"))
+		require.NoError(t, err)
+		defer w4.Stop()
+		select {
+		case ev := <-w4.ResultChan():
+			p, ok := ev.Object.(*metav1.PartialObjectMetadata)
+			require.True(t, ok, "%T", ev.Object)
+			assert.Equal(t, "Widget", p.Kind)
+			assert.NotEmpty(t, p.Name)
+		case <-time.After(5 * time.Second):
+			require.FailNow(t, "no event")
+		}
+	})
 	t.Run("a resourceVersion from the future", func(t *testing.T) {
 		_, err := c.Watch(ctx, &WidgetList{}, &client.ListOptions{Raw: &metav1.ListOptions{ResourceVersion: "999999"}})
 		assert.True(t, apierrors.IsTimeout(err), "%v", err)

@@ -237,6 +237,12 @@ func toAPIError(err error) error {
 // newObject returns an empty object of the user's type for the kind k, as list
 // items of list would be.
 func (c *Client) newObject(k *kind, like runtime.Object) (runtime.Object, error) {
+	switch like.(type) {
+	case *metav1.PartialObjectMetadata, *metav1.PartialObjectMetadataList:
+		p := &metav1.PartialObjectMetadata{}
+		p.SetGroupVersionKind(k.gvk)
+		return p, nil
+	}
 	if keepsTypeMeta(like) {
 		u := &unstructured.Unstructured{}
 		u.SetGroupVersionKind(k.gvk)
