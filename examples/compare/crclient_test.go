@@ -29,6 +29,6 @@ func TestCRClientSmoke(t *testing.T) {
 	}
 	var out bytes.Buffer
 	tab.print(&out)
-	assert.Equal(t, 12, strings.Count(out.String(), "\n| "), out.String())
+	assert.Equal(t, 11, strings.Count(out.String(), "\n| "), "a header and ten rows:\n%s", out.String())
 	assert.Contains(t, out.String(), "| ConfigMap: list 200, label selector 1% |")
 }
