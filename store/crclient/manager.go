@@ -32,7 +32,10 @@ func RESTConfig() *rest.Config {
 // cache list and watch through c (so controllers see the store's watch events).
 // Metrics and health probes are turned off and leader election with them. The
 // cache's per-object selectors (Cache.ByObject, DefaultLabelSelector, ...) are not
-// applied: the informers see every object of their kind.
+// applied: the informers see every object of their kind. Two parts of a manager
+// cannot be redirected and still speak HTTP to RESTConfig's address, where they
+// fail: mgr.GetAPIReader() (read through the client itself instead) and event
+// recorders (their events are dropped, with a log line).
 func (c *Client) ManagerOptions(opts manager.Options) manager.Options {
 	opts.NewClient = func(*rest.Config, client.Options) (client.Client, error) { return c, nil }
 	opts.MapperProvider = func(*rest.Config, *http.Client) (meta.RESTMapper, error) { return c.mapper, nil }
