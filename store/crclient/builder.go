@@ -37,6 +37,8 @@ type ClientBuilder struct {
 	funcs      *interceptor.Funcs
 	managed    bool
 	backend    backend.Backend
+	existing   *store.Store
+	setOpts    bool
 	opts       store.Options
 	kinds      []resource.KindInfo
 	built      bool
@@ -157,7 +159,18 @@ func (b *ClientBuilder) WithBackend(be backend.Backend) *ClientBuilder {
 // Clock is replaced by the client's fake clock and its Scheme by one that holds
 // resource.NewScheme's kinds, those of WithKinds and the user's.
 func (b *ClientBuilder) WithStoreOptions(o store.Options) *ClientBuilder {
-	b.opts = o
+	b.opts, b.setOpts = o, true
+	return b
+}
+
+// WithStore puts the client on a store that already exists, on any backend (a
+// storetest.NewFixture's, one over badger or etcd...), instead of a new one. The
+// client registers the kinds it uses in the store's scheme, and Close leaves the
+// store open. Step needs the store's clock to be a *storetest.FakeClock (a fixture's
+// is). WithBackend, WithStoreOptions, WithKinds and WithJSONSchema do not combine
+// with it: those shape a store the builder makes.
+func (b *ClientBuilder) WithStore(s *store.Store) *ClientBuilder {
+	b.existing = s
 	return b
 }
 
@@ -227,6 +240,23 @@ func (b *ClientBuilder) BuildClient() (*Client, error) {
 		schemas[g] = s
 	}
 
+	if b.existing != nil {
+		if b.backend != nil || b.setOpts || len(b.kinds) > 0 || len(schemas) > 0 {
+			return nil, fmt.Errorf("crclient: WithStore does not combine with WithBackend, WithStoreOptions, WithKinds or WithJSONSchema")
+		}
+		fc, _ := b.existing.Clock().(*storetest.FakeClock)
+		ks := newKinds(b.existing.Scheme(), b.restMapper, status, cluster, nil)
+		c := &Client{store: b.existing, clock: fc, scheme: sch, kinds: ks,
+			indexes: maps.Clone(b.indexes), returnManagedFields: b.managed}
+		c.mapper = restMapper{ks: ks}
+		if err := ks.objectKinds(sch); err != nil {
+			return nil, err
+		}
+		if err := c.seed(b); err != nil {
+			return nil, err
+		}
+		return c, nil
+	}
 	rs := resource.NewScheme()
 	for _, k := range b.kinds {
 		if err := rs.Register(k); err != nil {
@@ -251,7 +281,7 @@ func (b *ClientBuilder) BuildClient() (*Client, error) {
 	}
 	ks := newKinds(rs, b.restMapper, status, cluster, schemas)
 	ks.registry = registry
-	c := &Client{store: st, backend: be, clock: clock, scheme: sch, kinds: ks,
+	c := &Client{store: st, backend: be, clock: clock, scheme: sch, kinds: ks, ownsStore: true,
 		indexes: maps.Clone(b.indexes), returnManagedFields: b.managed}
 	c.mapper = restMapper{ks: ks}
 	if err := ks.objectKinds(sch); err != nil {

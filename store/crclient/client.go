@@ -40,6 +40,7 @@ type Client struct {
 	conv    convCache
 
 	returnManagedFields bool
+	ownsStore           bool // built the store: Close closes it
 }
 
 var _ client.WithWatch = (*Client)(nil)
@@ -48,13 +49,17 @@ var _ client.WithWatch = (*Client)(nil)
 func (c *Client) Store() *store.Store { return c.store }
 
 // Clock returns the store's clock, which only [Client.Step] moves (it starts at
-// storetest.FixtureStart).
+// storetest.FixtureStart). It is nil for a store of WithStore whose clock is not a
+// *storetest.FakeClock.
 func (c *Client) Clock() *storetest.FakeClock { return c.clock }
 
 // Step moves the clock forward by d and waits until the store has settled: grace
 // periods that ran out are reaped and the garbage collector has deleted what lost
 // its owners.
 func (c *Client) Step(d time.Duration) error {
+	if c.clock == nil {
+		return fmt.Errorf("crclient: the store's clock is not a *storetest.FakeClock: it cannot be stepped")
+	}
 	c.clock.Step(d)
 	return c.Settle()
 }
@@ -67,9 +72,12 @@ func (c *Client) Settle() error {
 	return toAPIError(c.store.Settle(ctx))
 }
 
-// Close stops the store's background work and closes its backend. The client is
-// unusable afterwards.
+// Close stops the store's background work and closes its backend, when the builder
+// made them (a store of WithStore stays open). The client is unusable afterwards.
 func (c *Client) Close() error {
+	if !c.ownsStore {
+		return nil
+	}
 	err := c.store.Close()
 	if c.backend != nil {
 		if berr := c.backend.Close(); err == nil {

@@ -20,7 +20,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
+	"github.com/management-service/mgmt/resource"
+	"github.com/management-service/mgmt/store"
 	"github.com/management-service/mgmt/store/crclient"
+	"github.com/management-service/mgmt/store/storetest"
 )
 
 // newClient is the client most tests use: Widget has a status subresource and an
@@ -629,4 +632,39 @@ func TestBuilder(t *testing.T) {
 		assert.True(t, ns)
 		assert.NotNil(t, c.Scheme())
 	})
+}
+
+func TestWithStore(t *testing.T) {
+	ctx := context.Background()
+	f := storetest.NewFixture(t, nil)
+	c, err := crclient.NewClientBuilder().WithScheme(newScheme()).WithStore(f.Store).
+		WithObjects(configMap("ns", "seed", nil)).BuildClient()
+	require.NoError(t, err)
+	require.NoError(t, c.Create(ctx, widget("ns", "w", 1, "")))
+
+	// The store's own API sees the client's objects, as generic objects.
+	k, ok := f.Store.Scheme().KindFor("example.com/v1", "Widget")
+	require.True(t, ok)
+	got := k.New()
+	require.NoError(t, f.Store.Get(ctx, "ns", "w", got, store.GetOptions{}))
+	assert.JSONEq(t, `{"size":1}`, string(got.(*resource.RawObject).Fields["spec"]))
+
+	// A second client on the same store shares its kinds and objects.
+	c2, err := crclient.NewClientBuilder().WithScheme(newScheme()).WithStore(f.Store).BuildClient()
+	require.NoError(t, err)
+	var cm corev1.ConfigMap
+	require.NoError(t, c2.Get(ctx, client.ObjectKey{Namespace: "ns", Name: "seed"}, &cm))
+
+	// The fixture's clock steps through the client.
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "p"},
+		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "a", Image: "a"}}}}
+	require.NoError(t, c.Create(ctx, pod))
+	require.NoError(t, c.Delete(ctx, pod, client.GracePeriodSeconds(10)))
+	require.NoError(t, c.Step(11*time.Second))
+	assert.True(t, apierrors.IsNotFound(c.Get(ctx, client.ObjectKeyFromObject(pod), &corev1.Pod{})))
+	require.NoError(t, c.Close(), "Close leaves the fixture's store open")
+	require.NoError(t, c2.Get(ctx, client.ObjectKey{Namespace: "ns", Name: "seed"}, &cm))
+
+	_, err = crclient.NewClientBuilder().WithStore(f.Store).WithBackend(nil).WithKinds(resource.KindInfo{}).BuildClient()
+	assert.ErrorContains(t, err, "does not combine")
 }

@@ -19,6 +19,10 @@
 // unstructured objects. Each GroupVersionKind becomes a generic kind of the store
 // ([resource.RawKind]); objects cross between the user's type and the store as JSON.
 //
+// The builder makes a store over memdb with a fake clock; WithBackend puts it on
+// another backend, and WithStore puts the client on a store that already exists
+// (a storetest fixture's, one over badger or etcd).
+//
 // BuildClient returns the [*Client] itself, whose clock only moves when the test
 // calls [Client.Step] (grace periods run out; the reaper and the garbage collector
 // settle), and whose [Client.ManagerOptions] run a controller-runtime manager against

@@ -138,6 +138,14 @@ func (ks *kinds) get(gvk schema.GroupVersionKind) (*kind, error) {
 	if k, ok := ks.byGVK[gvk]; ok {
 		return k, nil
 	}
+	if ri, ok := ks.scheme.KindFor(gvk.GroupVersion().String(), gvk.Kind); ok {
+		// Registered already: by the store's owner, or by another client on it.
+		k = &kind{gvk: gvk, info: ri, unconditional: builtinGroup(gvk.Group)}
+		ks.byGVK[gvk] = k
+		ks.mapper.AddSpecific(gvk, gvk.GroupVersion().WithResource(ri.Resource),
+			gvk.GroupVersion().WithResource(strings.ToLower(gvk.Kind)), scopeOf(ri.Namespaced))
+		return k, nil
+	}
 	info := resource.RawKind(resource.KindInfo{Group: gvk.Group, Version: gvk.Version, Kind: gvk.Kind,
 		Resource: plural.Resource, Namespaced: namespaced, HasStatus: ks.status[gvk], Schema: ks.schemas[gvk]})
 	if err := ks.scheme.Register(info); err != nil {
