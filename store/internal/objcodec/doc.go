@@ -39,6 +39,12 @@
 // RFC 3339 can write, a json.RawMessage not as json.Marshal writes it, or anything
 // else unusual turns the whole object over to json.Marshal).
 //
+// The generic objects of kinds registered at run time (resource.RawObject) have JSON
+// methods of their own, but a form fully known here: Copy and Encode take them
+// through their metadata's normalizer and encoder and keep their other members, raw
+// JSON already, as they are when json.Marshal would write them so (else encoding/json
+// does it).
+//
 // # Splice
 //
 // A create or update encodes the object twice: once to find what it changes (the
