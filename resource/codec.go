@@ -11,6 +11,7 @@ import (
 	"mime"
 	"net/http"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -185,13 +186,14 @@ func (c *Codec) Decode(data []byte, contentType string, expected *KindInfo) (Obj
 		return nil, NewBadRequest("the request body is not valid UTF-8")
 	}
 	js := data
+	var dups []string
 	if f == formatYAML {
 		var err error
-		if js, err = c.yamlToJSON(data); err != nil {
+		if js, dups, err = c.yamlToJSON(data); err != nil {
 			return nil, err
 		}
 	}
-	obj, _, err := c.decodeJSON(js, expected, f == formatYAML, false)
+	obj, _, err := c.decodeJSON(js, expected, f == formatYAML, false, dups)
 	return obj, err
 }
 
@@ -199,8 +201,10 @@ func (c *Codec) Decode(data []byte, contentType string, expected *KindInfo) (Obj
 // keys, as kube-apiserver decodes with fieldValidation Warn or Ignore: unknown fields
 // are dropped, the last of duplicate JSON keys wins, and each such field is reported in
 // unknown, in kube-apiserver's words (`unknown field "spec.foo"`, `duplicate field
-// "metadata.name"`), at most 20 of them. Every other rule of Decode holds (a YAML body
-// with a duplicate key is still 400).
+// "metadata.name"`), at most 20 of them. A YAML body's duplicate keys are reported in
+// the YAML library's words, first and one each (`line 10: key "displayName" already
+// set in map`), and the last of them wins, as in kube-apiserver. Every other rule of
+// Decode holds.
 func (c *Codec) DecodeLenient(data []byte, contentType string, expected *KindInfo) (obj Object, unknown []string, err error) {
 	if int64(len(data)) > c.maxBytes {
 		return nil, nil, c.tooLarge()
@@ -218,12 +222,13 @@ func (c *Codec) DecodeLenient(data []byte, contentType string, expected *KindInf
 		return nil, nil, NewBadRequest("the request body is not valid UTF-8")
 	}
 	js := data
+	var dups []string
 	if f == formatYAML {
-		if js, err = c.yamlToJSON(data); err != nil {
+		if js, dups, err = c.yamlToJSON(data); err != nil {
 			return nil, nil, err
 		}
 	}
-	return c.decodeJSON(js, expected, f == formatYAML, true)
+	return c.decodeJSON(js, expected, f == formatYAML, true, dups)
 }
 
 // DecodeInto is [Codec.Decode] into an existing object, whose Go type names the
@@ -312,24 +317,35 @@ func escapeYAMLUnprintable(js []byte) []byte {
 }
 
 // yamlToJSON turns a single-document YAML body into JSON, rejecting what JSON cannot
-// say or what the strict decoder must refuse.
-func (c *Codec) yamlToJSON(data []byte) ([]byte, error) {
+// say. Duplicate keys are not refused here: they are returned in dups, in the YAML
+// library's words (at most maxStrictErrors of them), and the last of them wins, as
+// kube-apiserver reads such a body; the caller refuses or reports them.
+func (c *Codec) yamlToJSON(data []byte) (js []byte, dups []string, err error) {
 	dec := yamlv2.NewDecoder(bytes.NewReader(data))
 	dec.SetStrict(true)
 	var doc any
-	if err := dec.Decode(&doc); err != nil {
+	err = dec.Decode(&doc)
+	if msgs := duplicateKeyErrors(err); msgs != nil {
+		// Read again without strictness, where the last of duplicate keys wins (the
+		// strict reader keeps the first).
+		dups = msgs[:min(len(msgs), maxStrictErrors)]
+		doc = nil
+		dec = yamlv2.NewDecoder(bytes.NewReader(data))
+		err = dec.Decode(&doc)
+	}
+	if err != nil {
 		if errors.Is(err, io.EOF) {
-			return nil, NewBadRequest("the request body is empty")
+			return nil, nil, NewBadRequest("the request body is empty")
 		}
-		return nil, NewBadRequest("the request body is not valid YAML: " + err.Error()).WithCause(err)
+		return nil, nil, NewBadRequest("the request body is not valid YAML: " + err.Error()).WithCause(err)
 	}
 	var extra any
 	switch err := dec.Decode(&extra); {
 	case errors.Is(err, io.EOF):
 	case err == nil:
-		return nil, NewBadRequest("the request body holds more than one YAML document; send exactly one")
+		return nil, nil, NewBadRequest("the request body holds more than one YAML document; send exactly one")
 	default:
-		return nil, NewBadRequest("the request body holds more than one YAML document (the second is not valid: " +
+		return nil, nil, NewBadRequest("the request body holds more than one YAML document (the second is not valid: " +
 			err.Error() + "); send exactly one").WithCause(err)
 	}
 	// A tag needs a '!'; most bodies have none and skip the second parse.
@@ -337,24 +353,39 @@ func (c *Codec) yamlToJSON(data []byte) ([]byte, error) {
 		if err := yamlv2.Unmarshal(data, &yamlTagProbe{}); err != nil {
 			var te *yamlTagError
 			if errors.As(err, &te) {
-				return nil, NewBadRequest("the request body is not valid: " + te.Error()).WithCause(err)
+				return nil, nil, NewBadRequest("the request body is not valid: " + te.Error()).WithCause(err)
 			}
-			return nil, NewBadRequest("the request body is not valid YAML: " + err.Error()).WithCause(err)
+			return nil, nil, NewBadRequest("the request body is not valid YAML: " + err.Error()).WithCause(err)
 		}
 	}
 	if _, ok := doc.(map[any]any); !ok {
-		return nil, NewBadRequest("the request body must be an object, got " + yamlKindName(doc))
+		return nil, nil, NewBadRequest("the request body must be an object, got " + yamlKindName(doc))
 	}
 	budget := c.maxBytes
 	tree, err := c.jsonable(doc, Path{}, 0, &budget)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	js, err := json.Marshal(tree)
+	js, err = json.Marshal(tree)
 	if err != nil {
-		return nil, NewBadRequest("the request body cannot be converted to JSON: " + err.Error()).WithCause(err)
+		return nil, nil, NewBadRequest("the request body cannot be converted to JSON: " + err.Error()).WithCause(err)
 	}
-	return js, nil
+	return js, dups, nil
+}
+
+// duplicateKeyErrors returns the messages of err when it is the strict YAML reader's
+// report of duplicate keys and nothing else; nil otherwise.
+func duplicateKeyErrors(err error) []string {
+	var te *yamlv2.TypeError
+	if !errors.As(err, &te) || len(te.Errors) == 0 {
+		return nil
+	}
+	for _, m := range te.Errors {
+		if !strings.HasSuffix(m, " already set in map") {
+			return nil
+		}
+	}
+	return te.Errors
 }
 
 func yamlKindName(v any) string {
@@ -593,10 +624,12 @@ func (c *Codec) resolveKind(apiVersion, kind string, expected *KindInfo) (*KindI
 }
 
 // decodeJSON decodes js; lenient reports unknown fields and duplicate keys instead of
-// refusing them.
-func (c *Codec) decodeJSON(js []byte, expected *KindInfo, fromYAML, lenient bool) (Object, []string, error) {
+// refusing them. pre are such reports found before (a YAML body's duplicate keys):
+// they come first and count towards the cap.
+func (c *Codec) decodeJSON(js []byte, expected *KindInfo, fromYAML, lenient bool, pre []string) (Object, []string, error) {
 	// Pass 1: syntax, depth, duplicate keys, and the body's apiVersion and kind.
-	scan := &jsonWalker{data: js, maxDepth: c.maxDepth, dups: true, top: true, strict: strictErrors{lenient: lenient}}
+	scan := &jsonWalker{data: js, maxDepth: c.maxDepth, dups: true, top: true,
+		strict: strictErrors{lenient: lenient, msgs: slices.Clip(pre)}}
 	if err := scan.document(nil); err != nil {
 		if errors.Is(err, errStrictLimit) {
 			return nil, nil, NewBadRequest("strict decoding error: " + strings.Join(scan.strict.msgs, ", "))

@@ -142,6 +142,49 @@ func TestDecodeKindResolution(t *testing.T) {
 	})
 }
 
+func TestDecodeLenient(t *testing.T) {
+	c := newCodec()
+	tests := []struct {
+		name    string
+		body    string
+		ct      string
+		warned  []string
+		display string
+	}{
+		{"a duplicate JSON key: the last wins, named with its path",
+			`{"apiVersion":"management.service/v1","kind":"Project","spec":{"displayName":"a","displayName":"b"}}`, "",
+			[]string{`duplicate field "spec.displayName"`}, "b"},
+		{"a duplicate YAML key: the last wins, in the YAML library's words",
+			"apiVersion: management.service/v1\nkind: Project\nspec:\n  displayName: a\n  displayName: b\n", "application/yaml",
+			[]string{`line 5: key "displayName" already set in map`}, "b"},
+		{"YAML duplicates come first, then the unknown fields",
+			"apiVersion: management.service/v1\nkind: Project\nspec:\n  zz: 1\n  displayName: a\n  displayName: b\n  displayName: c\n",
+			"application/yaml",
+			[]string{`line 6: key "displayName" already set in map`, `line 7: key "displayName" already set in map`, `unknown field "spec.zz"`}, "c"},
+		{"a YAML body without duplicates reports nothing",
+			"apiVersion: management.service/v1\nkind: Project\nspec:\n  displayName: a\n", "application/yaml", nil, "a"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			obj, warned, err := c.DecodeLenient([]byte(tc.body), tc.ct, nil)
+			require.NoError(t, err)
+			assert.Equal(t, tc.warned, warned)
+			assert.Equal(t, tc.display, obj.(*resource.Project).Spec.DisplayName)
+		})
+	}
+	t.Run("strict decoding refuses the same YAML body with the same words", func(t *testing.T) {
+		_, err := c.Decode([]byte(tests[2].body), tests[2].ct, nil)
+		requireReason(t, err, resource.ReasonBadRequest, "strict decoding error: "+strings.Join(tests[2].warned, ", "))
+	})
+	t.Run("a flood of YAML duplicates is cut short at 20", func(t *testing.T) {
+		body := "apiVersion: management.service/v1\nkind: Project\nspec:\n" + strings.Repeat("  displayName: a\n", 50) + "  zz: 1\n"
+		_, warned, err := c.DecodeLenient([]byte(body), "application/yaml", nil)
+		require.NoError(t, err)
+		assert.Len(t, warned, 20)
+		assert.Equal(t, `line 5: key "displayName" already set in map`, warned[0])
+	})
+}
+
 func TestDecodeStrict(t *testing.T) {
 	c := newCodec()
 	tests := []struct {

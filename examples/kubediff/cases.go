@@ -104,6 +104,8 @@ func fieldValidationCases() []Case {
 		yamlCreate("2-fv/yaml-unknown-strict", "fieldValidation=Strict", yamlUnknown),
 		yamlCreate("2-fv/yaml-unknown-warn", "", yamlUnknown),
 		yamlCreate("2-fv/yaml-duplicate-warn", "", yamlDup),
+		yamlCreate("2-fv/yaml-duplicate-strict", "fieldValidation=Strict", yamlDup),
+		yamlCreate("2-fv/yaml-duplicate-ignore", "fieldValidation=Ignore", yamlDup),
 		{Name: "2-fv/update-strict", Area: a, Steps: withVCI(
 			withQuery(put("put", vci("{n}"), vciBody("{n}", `{"metadata":{"resourceVersion":"{rv:mk}"},"spec":{"foo":"bar"}}`)), "fieldValidation=Strict"))},
 		{Name: "2-fv/update-warn", Area: a, Steps: withVCI(

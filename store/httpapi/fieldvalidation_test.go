@@ -23,6 +23,7 @@ func TestFieldValidation(t *testing.T) {
 	f.seedWidget(t, "default", "w0", 1, nil)
 	unknown := `{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"%s"},"spec":{"size":2,"foo":1},"bar":true}`
 	dup := `{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"%s"},"spec":{"size":2,"size":3}}`
+	yamlDup := "apiVersion: example.com/v1\nkind: Widget\nmetadata:\n  name: %s\nspec:\n  size: 2\n  size: 3\n"
 	warnUnknown := []string{`299 - "unknown field \"bar\""`, `299 - "unknown field \"spec.foo\""`}
 	tests := []struct {
 		name, method, path, ct, body string
@@ -44,6 +45,11 @@ func TestFieldValidation(t *testing.T) {
 			"apiVersion: example.com/v1\nkind: Widget\nmetadata:\n  name: %s\nspec:\n  size: 2\n  foo: 1\n", 201, "", "",
 			[]string{`299 - "unknown field \"spec.foo\""`}, 2},
 		{"create, Ignore", "POST", "?fieldValidation=Ignore", "", unknown, 201, "", "", nil, 2},
+		{"create, Warn, YAML duplicate key: the last wins", "POST", "", "application/yaml", yamlDup, 201, "", "",
+			[]string{`299 - "line 7: key \"size\" already set in map"`}, 3},
+		{"create, Strict, YAML duplicate key", "POST", "?fieldValidation=Strict", "application/yaml", yamlDup, 400, resource.ReasonBadRequest,
+			`strict decoding error: line 7: key "size" already set in map`, nil, 0},
+		{"create, Ignore, YAML duplicate key", "POST", "?fieldValidation=Ignore", "application/yaml", yamlDup, 201, "", "", nil, 3},
 		{"create, a bogus value is 422", "POST", "?fieldValidation=Loose", "", unknown, 422, resource.ReasonInvalid,
 			`CreateOptions.meta.k8s.io "" is invalid: fieldValidation: Unsupported value: "Loose": supported values: "", "Ignore", "Strict", "Warn"`, nil, 0},
 		{"update, Strict", "PUT", "/w0?fieldValidation=Strict", "", unknown, 400, resource.ReasonBadRequest,
