@@ -25,26 +25,35 @@ type KindSpec struct {
 	Columns                         []map[string]any
 }
 
+// ageColumn is the Age column of every kind.
+var ageColumn = map[string]any{"name": "Age", "type": "date", "jsonPath": ".metadata.creationTimestamp",
+	"description": "The time since the object was created."}
+
 // crdKinds are the kinds a CRD mirrors. ProjectMigrateVirtualClusterInstance is a
-// subresource of Project, which a CRD cannot have, so it has none.
+// subresource of Project, which a CRD cannot have, so it has none. The columns carry
+// the example server's descriptions (examples/server/internal/apiserver), as a CRD's
+// author would write them: without one, apiextensions-apiserver describes a column
+// by its JSONPath, which kube-apiserver's built-in kinds never do.
 var crdKinds = []KindSpec{
 	{Kind: "Project", Plural: "projects", Schema: "project.json", ShortName: "proj", Columns: []map[string]any{
-		{"name": "Display Name", "type": "string", "jsonPath": ".spec.displayName"},
-		{"name": "Age", "type": "date", "jsonPath": ".metadata.creationTimestamp"},
+		{"name": "Display Name", "type": "string", "jsonPath": ".spec.displayName", "description": "The project's human-readable name."},
+		ageColumn,
 	}},
 	{Kind: "VirtualClusterInstance", Plural: "virtualclusterinstances", Schema: "virtualclusterinstance.json", ShortName: "vci", Namespaced: true, Columns: []map[string]any{
-		{"name": "Project", "type": "string", "jsonPath": ".metadata.labels.management\\.service/project"},
-		{"name": "Cluster", "type": "string", "jsonPath": ".spec.clusterRef.cluster"},
-		{"name": "Phase", "type": "string", "jsonPath": ".status.phase"},
-		{"name": "Age", "type": "date", "jsonPath": ".metadata.creationTimestamp"},
+		{"name": "Project", "type": "string", "jsonPath": ".metadata.labels.management\\.service/project",
+			"description": "The project the instance belongs to (its namespace's)."},
+		{"name": "Cluster", "type": "string", "jsonPath": ".spec.clusterRef.cluster", "description": "The connected cluster the instance runs on."},
+		{"name": "Phase", "type": "string", "jsonPath": ".status.phase", "description": "The instance's phase."},
+		ageColumn,
 	}},
 	{Kind: "AccessKey", Plural: "accesskeys", Schema: "accesskey.json", ShortName: "ak", Columns: []map[string]any{
-		{"name": "Subject", "type": "string", "jsonPath": ".spec.subject"},
-		{"name": "Age", "type": "date", "jsonPath": ".metadata.creationTimestamp"},
+		{"name": "Subject", "type": "string", "jsonPath": ".spec.subject", "description": "Who the key acts for."},
+		ageColumn,
 	}},
 	{Kind: "DirectClusterEndpointToken", Plural: "directclusterendpointtokens", Schema: "directclusterendpointtoken.json", ShortName: "dcet", Columns: []map[string]any{
-		{"name": "Expires", "type": "date", "jsonPath": ".status.expirationTimestamp"},
-		{"name": "Age", "type": "date", "jsonPath": ".metadata.creationTimestamp"},
+		{"name": "Expires", "type": "date", "jsonPath": ".status.expirationTimestamp",
+			"description": "When the token expires (status.expirationTimestamp)."},
+		ageColumn,
 	}},
 }
 

@@ -88,6 +88,14 @@ var exceptions = []Exception{
 		Source: "issue 21",
 		Reason: "kube refuses it for CRDs too, but ours are built-in kinds: support strategic merge patch for them",
 	},
+	{
+		ID: "name-column-doc", Verdict: VerdictJustified, Path: re(`\.columnDefinitions\[0\]\.description$`),
+		Kube: re(`^"Name must be unique within a namespace`), Ours: re(`^"Unique within a namespace`),
+		Source: "spec (Common metadata object, name); README (Differences from kube-apiserver)",
+		Reason: "name | string | Unique within a namespace. Needed when creating unless `generateName` is used. Cannot be updated. " +
+			"(kube-apiserver describes the Name column of every kind, built-in or custom, by ObjectMeta's Go documentation of name; " +
+			"ours by the schema's documentation of the same field, the spec's words: kube's prose is not copied)",
+	},
 
 	// Where the reference, apiextensions-apiserver serving CRDs, is not what a
 	// whole kube-apiserver serving built-in kinds answers.

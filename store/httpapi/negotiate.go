@@ -95,6 +95,8 @@ func parseAccept(accept string) []acceptClause {
 type target struct {
 	mediaType string
 	as        string
+	// version is the meta.k8s.io version of the conversion, v1 or v1beta1, for as.
+	version string
 }
 
 // mediaTypeFor maps an Accept media range to the media type served: JSON for JSON and
@@ -133,7 +135,7 @@ func negotiateTarget(accept string, conversions bool) (target, bool) {
 		}
 		switch as {
 		case asTable, asPartial, asPartialList:
-			return target{mediaType: mt, as: as}, true
+			return target{mediaType: mt, as: as, version: v}, true
 		}
 	}
 	return target{}, false
@@ -179,7 +181,7 @@ func (s *Server) writeObject(w http.ResponseWriter, r *http.Request, ri *route, 
 		return
 	}
 	if t.as != "" {
-		if v, err = s.convert(r, ri.res, t.as, v, true); err != nil {
+		if v, err = s.convert(r, ri.res, t, v, true); err != nil {
 			s.writeError(w, r, err)
 			return
 		}

@@ -45,7 +45,6 @@ const (
 	asPartial     = "PartialObjectMetadata"
 	asPartialList = "PartialObjectMetadataList"
 	metaGroup     = "meta.k8s.io"
-	metaVersion   = "meta.k8s.io/v1"
 )
 
 // tableColumn is a column definition of a Table (meta.k8s.io/v1 TableColumnDefinition).
@@ -83,9 +82,28 @@ type partialList struct {
 	Items      []partialObject   `json:"items"`
 }
 
-// nameColumn is the first column of every Table.
-var nameColumn = tableColumn{Name: "Name", Type: "string", Format: "name",
-	Description: "The object's name, unique among the objects of its kind (in its namespace, for a namespaced kind)."}
+// nameColumn is the first column of every Table. It is described by the documentation
+// of metadata.name, as kube-apiserver describes the Name column of every kind by
+// ObjectMeta's; ours is the schema's (common.json, the spec's words).
+var nameColumn = tableColumn{Name: "Name", Type: "string", Format: "name", Description: objectMetaDoc("name")}
+
+// objectMetaDoc returns the description of a field of metadata in common.json; ""
+// when it has none.
+func objectMetaDoc(field string) string {
+	var doc struct {
+		Defs struct {
+			ObjectMeta struct {
+				Properties map[string]struct {
+					Description string `json:"description"`
+				} `json:"properties"`
+			} `json:"objectMeta"`
+		} `json:"$defs"`
+	}
+	if json.Unmarshal(commonSchema, &doc) != nil {
+		return ""
+	}
+	return doc.Defs.ObjectMeta.Properties[field].Description
+}
 
 // tableOptions reads includeObject: Metadata (the default), Object or None.
 func tableOptions(r *http.Request) (string, error) {
@@ -102,14 +120,20 @@ func tableOptions(r *http.Request) (string, error) {
 }
 
 // convert turns a response into the form the client asked for with "as": a Table, a
-// PartialObjectMetadata or a PartialObjectMetadataList. A Status is never converted.
-// headers false leaves out the column definitions (every watch event but the first).
-func (s *Server) convert(r *http.Request, sr *servedResource, as string, v any, headers bool) (any, error) {
+// PartialObjectMetadata or a PartialObjectMetadataList, of the meta.k8s.io version it
+// named (v1 or v1beta1, as kube-apiserver still serves both). A Status is never
+// converted. headers false leaves out the column definitions (every watch event but
+// the first).
+func (s *Server) convert(r *http.Request, sr *servedResource, t target, v any, headers bool) (any, error) {
 	if _, ok := v.(resource.Status); ok {
 		return v, nil
 	}
+	metaVersion := metaGroup + "/v1"
+	if t.version == "v1beta1" {
+		metaVersion = metaGroup + "/v1beta1"
+	}
 	list, isList := v.(resource.ObjectList)
-	switch as {
+	switch t.as {
 	case asPartial:
 		if isList {
 			return nil, resource.NewNotAcceptable(fmt.Sprintf(
@@ -134,13 +158,13 @@ func (s *Server) convert(r *http.Request, sr *servedResource, as string, v any, 
 		if err != nil {
 			return nil, err
 		}
-		t := table{Kind: asTable, APIVersion: metaVersion, Rows: []tableRow{}}
+		tb := table{Kind: asTable, APIVersion: metaVersion, Rows: []tableRow{}}
 		cols := sr.columns
 		if headers {
-			t.ColumnDefinitions = make([]tableColumn, 0, len(cols)+1)
-			t.ColumnDefinitions = append(t.ColumnDefinitions, nameColumn)
+			tb.ColumnDefinitions = make([]tableColumn, 0, len(cols)+1)
+			tb.ColumnDefinitions = append(tb.ColumnDefinitions, nameColumn)
 			for _, c := range cols {
-				t.ColumnDefinitions = append(t.ColumnDefinitions, tableColumn{Name: c.Name, Type: c.Type,
+				tb.ColumnDefinitions = append(tb.ColumnDefinitions, tableColumn{Name: c.Name, Type: c.Type,
 					Format: c.Format, Description: c.Description, Priority: c.Priority})
 			}
 		}
@@ -176,24 +200,24 @@ func (s *Server) convert(r *http.Request, sr *servedResource, as string, v any, 
 			return row, nil
 		}
 		if isList {
-			t.Metadata = *list.GetListMeta()
+			tb.Metadata = *list.GetListMeta()
 			for i := 0; i < list.Len(); i++ {
 				rw, err := row(list.Item(i))
 				if err != nil {
 					return nil, err
 				}
-				t.Rows = append(t.Rows, rw)
+				tb.Rows = append(tb.Rows, rw)
 			}
-			return t, nil
+			return tb, nil
 		}
 		obj := v.(resource.Object)
-		t.Metadata.ResourceVersion = obj.GetObjectMeta().ResourceVersion
+		tb.Metadata.ResourceVersion = obj.GetObjectMeta().ResourceVersion
 		rw, err := row(obj)
 		if err != nil {
 			return nil, err
 		}
-		t.Rows = append(t.Rows, rw)
-		return t, nil
+		tb.Rows = append(tb.Rows, rw)
+		return tb, nil
 	}
 	return v, nil
 }
@@ -369,7 +393,7 @@ func (s *Server) watchConverter(r *http.Request, ri *route) (func(resource.Objec
 		if t.as == "" {
 			return obj
 		}
-		out, err := s.convert(r, ri.res, t.as, obj, headers)
+		out, err := s.convert(r, ri.res, t, obj, headers)
 		if err != nil {
 			return obj
 		}

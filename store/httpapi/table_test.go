@@ -129,6 +129,37 @@ func TestTable(t *testing.T) {
 		})
 	}
 
+	t.Run("meta.k8s.io v1beta1 is answered in v1beta1", func(t *testing.T) {
+		for _, tc := range []struct{ as, path, kind, object string }{
+			{"Table", widgetsNS, "Table", "PartialObjectMetadata"},
+			{"PartialObjectMetadata", widgetsNS + "/w1", "PartialObjectMetadata", ""},
+			{"PartialObjectMetadataList", widgetsNS, "PartialObjectMetadataList", "PartialObjectMetadata"},
+		} {
+			r := f.do(t, "GET", tc.path, "alice", "", "Accept", "application/json;as="+tc.as+";v=v1beta1;g=meta.k8s.io")
+			require.Equal(t, 200, r.code, "%s", r.body)
+			var doc struct {
+				Kind, APIVersion string
+				Rows             []struct {
+					Object struct{ Kind, APIVersion string }
+				}
+				Items []struct{ Kind, APIVersion string }
+			}
+			require.NoError(t, json.Unmarshal(r.body, &doc))
+			assert.Equal(t, tc.kind, doc.Kind)
+			assert.Equal(t, "meta.k8s.io/v1beta1", doc.APIVersion, tc.as)
+			for _, row := range doc.Rows {
+				assert.Equal(t, tc.object, row.Object.Kind)
+				assert.Equal(t, "meta.k8s.io/v1beta1", row.Object.APIVersion)
+			}
+			for _, it := range doc.Items {
+				assert.Equal(t, tc.object, it.Kind)
+				assert.Equal(t, "meta.k8s.io/v1beta1", it.APIVersion)
+			}
+			assert.Len(t, doc.Rows, map[string]int{"Table": 1}[tc.as])
+			assert.Len(t, doc.Items, map[string]int{"PartialObjectMetadataList": 1}[tc.as])
+		}
+	})
+
 	t.Run("a Table column's description and priority", func(t *testing.T) {
 		r := f.do(t, "GET", toolsGV+"/gadgets/g1", "alice", "", "Accept", tableAccept)
 		doc := decode[tableDoc](t, r)
