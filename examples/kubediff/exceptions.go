@@ -85,6 +85,14 @@ var exceptions = []Exception{
 		Reason: "create (returns the token once); get/list/delete of the issued-token record, which never contains the token; delete revokes",
 	},
 	{
+		ID: "no-core-v1", Verdict: VerdictJustified, Case: re(`^discovery/api$`), Path: re(`\.versions$`),
+		Kube: re(`^\["v1"\]`), Ours: re(`^\[\]$`),
+		Source: "decisions.md §1; measured with kubectl 1.32.4",
+		Reason: "A stock `kubectl` and client-go's dynamic client must work against the example server without special flags " +
+			"(no core kind is served: with v1 listed and /api/v1 empty, `kubectl api-resources` exits 1 with " +
+			"\"unable to retrieve the complete list of server APIs: v1: received empty response for: v1\")",
+	},
+	{
 		ID: "no-protobuf", Verdict: VerdictJustified, Path: re(`\.contentType$|\.body\.protobuf$`),
 		Kube:   re(`protobuf|^true$`),
 		Source: "decisions.md §1",

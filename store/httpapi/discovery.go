@@ -1,6 +1,8 @@
 package httpapi
 
 import (
+	"crypto/sha256"
+	"encoding/base64"
 	"encoding/json"
 	"net/http"
 	"runtime"
@@ -50,6 +52,18 @@ type apiResource struct {
 	Verbs        []string `json:"verbs"`
 	ShortNames   []string `json:"shortNames,omitempty"`
 	Categories   []string `json:"categories,omitempty"`
+	// StorageVersionHash tells clients (the storage version migrator, client-go's
+	// discovery) when the version an object is stored in changes; main resources only.
+	StorageVersionHash string `json:"storageVersionHash,omitempty"`
+}
+
+// storageVersionHash is the opaque hash of the group, version and kind objects of a
+// kind are stored in, as kube-apiserver computes it: the standard base64 of the first
+// 8 bytes of the SHA-256 of "group/version/kind". Equal hashes mean equal storage
+// versions, so clients can compare ours with any server's.
+func storageVersionHash(groupVersion, kind string) string {
+	sum := sha256.Sum256([]byte(groupVersion + "/" + kind))
+	return base64.StdEncoding.EncodeToString(sum[:8])
 }
 
 // document is a non-resource document, encoded once.
@@ -74,7 +88,8 @@ func (s *Server) buildDocuments(reg *schema.Registry) error {
 		s.docs[path] = &document{body: b}
 	}
 	// No core group: /api lists no version, so that kubectl and client-go never ask for
-	// its resources (their cached discovery takes an empty list for an error). /api/v1
+	// its resources (their cached discovery takes an empty list for an error: kubectl
+	// 1.32's api-resources fails with "received empty response for: v1"). /api/v1
 	// is served all the same, empty, for the clients that read it without asking /api
 	// first (the Python client's DynamicClient, whose lookups by kind fail on a 404).
 	put("/api", map[string]any{"kind": "APIVersions", "versions": []string{}, "serverAddressByClientCIDRs": []any{}})
@@ -128,7 +143,8 @@ func discoveryResources(g *servedGroup) []apiResource {
 		k := sr.kind
 		categories := sr.categories
 		res = append(res, apiResource{Name: k.Resource, SingularName: strings.ToLower(k.Kind), Namespaced: k.Namespaced,
-			Kind: k.Kind, Verbs: sr.verbs, ShortNames: sr.shortNames, Categories: categories})
+			Kind: k.Kind, Verbs: sr.verbs, ShortNames: sr.shortNames, Categories: categories,
+			StorageVersionHash: storageVersionHash(k.APIVersion(), k.Kind)})
 		if len(sr.statusVerbs) > 0 {
 			res = append(res, apiResource{Name: k.Resource + "/status", Namespaced: k.Namespaced, Kind: k.Kind,
 				Verbs: sr.statusVerbs})

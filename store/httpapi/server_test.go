@@ -408,6 +408,7 @@ func TestDiscovery(t *testing.T) {
 		Namespaced               bool
 		Verbs                    []string
 		ShortNames, Categories   []string
+		StorageVersionHash       string
 	}
 	type resourceList struct {
 		Kind, APIVersion, GroupVersion string
@@ -477,13 +478,15 @@ func TestDiscovery(t *testing.T) {
 	}{
 		{"example.com/v1 lists widgets with short names, categories and the resize subresource", widgetsGV, []apiResource{
 			{Name: "widgets", SingularName: "widget", Kind: "Widget", Namespaced: true, Verbs: all,
-				ShortNames: []string{"wd"}, Categories: []string{"toys"}},
+				ShortNames: []string{"wd"}, Categories: []string{"toys"}, StorageVersionHash: "gIwvi5rymmg="},
 			{Name: "widgets/resize", Kind: "WidgetResize", Namespaced: true, Verbs: []string{"create"}},
 		}},
 		{"tools.example.org/v1 lists gadgets with status and tickets with their verbs", toolsGV, []apiResource{
-			{Name: "gadgets", SingularName: "gadget", Kind: "Gadget", Verbs: all, ShortNames: []string{"gd"}},
+			{Name: "gadgets", SingularName: "gadget", Kind: "Gadget", Verbs: all, ShortNames: []string{"gd"},
+				StorageVersionHash: "D6viFiHLpLI="},
 			{Name: "gadgets/status", Kind: "Gadget", Verbs: []string{"get", "patch", "update"}},
-			{Name: "tickets", SingularName: "ticket", Kind: "Ticket", Verbs: []string{"create", "get", "list"}},
+			{Name: "tickets", SingularName: "ticket", Kind: "Ticket", Verbs: []string{"create", "get", "list"},
+				StorageVersionHash: "NzTjNrf9Oqk="},
 		}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
