@@ -293,7 +293,7 @@ func (s *Server) decodeObject(r *http.Request, k *resource.KindInfo, fieldValida
 }
 
 // otherKind returns the 422 of a body that names another kind of k's group version
-// (nil when it does not): the cause is on kind.
+// (nil when it does not): the cause is on kind, the details name the body's kind.
 func otherKind(body []byte, k *resource.KindInfo) error {
 	var head struct {
 		APIVersion string `json:"apiVersion"`
@@ -308,7 +308,10 @@ func otherKind(body []byte, k *resource.KindInfo) error {
 	if head.Kind == "" || head.Kind == k.Kind || (head.APIVersion != "" && head.APIVersion != k.APIVersion()) {
 		return nil
 	}
-	return resource.NewInvalid(k, head.Metadata.Name, resource.ErrorList{
+	// The error names the body's kind, as kube-apiserver's names the kind of the
+	// object it validated.
+	bodyKind := &resource.KindInfo{Group: k.Group, Version: k.Version, Kind: head.Kind}
+	return resource.NewInvalid(bodyKind, head.Metadata.Name, resource.ErrorList{
 		resource.Invalid(resource.NewPath("kind"), head.Kind, "must be "+k.Kind)})
 }
 

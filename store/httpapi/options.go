@@ -186,6 +186,17 @@ type deleteOptions struct {
 	DryRun            []string `json:"dryRun,omitempty"`
 }
 
+// validPropagation checks a delete's propagationPolicy as kube-apiserver validates
+// DeleteOptions (its 422 names DeleteOptions.meta.k8s.io, not the object); "" is none.
+func validPropagation(policy string) resource.ErrorList {
+	switch policy {
+	case "", store.DeletePropagationForeground, store.DeletePropagationBackground, store.DeletePropagationOrphan:
+		return nil
+	}
+	return resource.ErrorList{resource.NotSupported(resource.NewPath("propagationPolicy"), policy,
+		[]string{store.DeletePropagationForeground, store.DeletePropagationBackground, store.DeletePropagationOrphan, "nil"})}
+}
+
 // deleteOptionsFrom merges the query's delete options with a DeleteOptions body, when
 // there is one. It returns the options and orphanDependents, when the body set it.
 func (ri *route) deleteOptionsFrom(body []byte, contentType string) (store.DeleteOptions, *bool, error) {
@@ -196,6 +207,9 @@ func (ri *route) deleteOptionsFrom(body []byte, contentType string) (store.Delet
 		PropagationPolicy:  o.propagationPolicy,
 	}
 	if len(bytes.TrimSpace(body)) == 0 {
+		if errs := validPropagation(do.PropagationPolicy); len(errs) > 0 {
+			return do, nil, resource.NewInvalid(optionsKind("delete"), "", errs)
+		}
 		return do, nil, nil
 	}
 	data := body
@@ -241,6 +255,11 @@ func (ri *route) deleteOptionsFrom(body []byte, contentType string) (store.Delet
 		errs = append(errs, resource.Invalid(resource.NewPath("propagationPolicy"), *d.PropagationPolicy,
 			"orphanDependents and propagationPolicy cannot both be set"))
 	}
+	policy := do.PropagationPolicy
+	if d.PropagationPolicy != nil {
+		policy = *d.PropagationPolicy
+	}
+	errs = append(errs, validPropagation(policy)...)
 	if len(errs) > 0 {
 		return do, nil, resource.NewInvalid(optionsKind("delete"), "", errs)
 	}

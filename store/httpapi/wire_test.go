@@ -38,10 +38,24 @@ func TestWireDetails(t *testing.T) {
 		{"another kind of the group is 422 on kind", "POST", widgetsNS, `{"apiVersion":"example.com/v1","kind":"WidgetResize","metadata":{"name":"k"}}`, 422,
 			func(t *testing.T, r response) {
 				st := status(t, r)
-				assert.Equal(t, `Widget.example.com "k" is invalid: kind: Invalid value: "WidgetResize": must be Widget`, st.Message)
+				assert.Equal(t, `WidgetResize.example.com "k" is invalid: kind: Invalid value: "WidgetResize": must be Widget`, st.Message)
 				require.NotNil(t, st.Details)
+				assert.Equal(t, resource.StatusDetails{Group: "example.com", Kind: "WidgetResize", Name: "k",
+					Causes: st.Details.Causes}, *st.Details, "the details name the body's kind")
 				require.Len(t, st.Details.Causes, 1)
 				assert.Equal(t, "kind", st.Details.Causes[0].Field)
+			}},
+		{"a bogus propagationPolicy is DeleteOptions' 422", "DELETE", widgetsNS + "/w3?propagationPolicy=Sideways", "", 422,
+			func(t *testing.T, r response) {
+				requireOptionsInvalid(t, r, "propagationPolicy")
+			}},
+		{"so is one in a DeleteOptions body", "DELETE", widgetsNS + "/w3", `{"kind":"DeleteOptions","apiVersion":"v1","propagationPolicy":"Up"}`, 422,
+			func(t *testing.T, r response) {
+				requireOptionsInvalid(t, r, "propagationPolicy")
+			}},
+		{"and of a deletecollection", "DELETE", widgetsNS + "?propagationPolicy=Sideways", "", 422,
+			func(t *testing.T, r response) {
+				requireOptionsInvalid(t, r, "propagationPolicy")
 			}},
 		{"another apiVersion stays 400", "POST", widgetsNS, `{"apiVersion":"tools.example.org/v1","kind":"Gadget","metadata":{"name":"k"}}`, 400, nil},
 		{"label selector >", "GET", widgetsNS + "?labelSelector=size%3E2", "", 200, func(t *testing.T, r response) {
@@ -79,6 +93,21 @@ func TestWireDetails(t *testing.T) {
 		})
 	}
 	assert.Equal(t, 1, f.widget(t, "default", "w0").Spec.Size, "the dry run stored nothing")
+}
+
+// requireOptionsInvalid checks a 422 of DeleteOptions as kube-apiserver answers it:
+// the details name meta.k8s.io's DeleteOptions and no object, the cause is on field.
+func requireOptionsInvalid(t *testing.T, r response, field string) {
+	t.Helper()
+	st := status(t, r)
+	assert.Equal(t, resource.ReasonInvalid, st.Reason)
+	require.NotNil(t, st.Details)
+	assert.Equal(t, "meta.k8s.io", st.Details.Group)
+	assert.Equal(t, "DeleteOptions", st.Details.Kind)
+	assert.Empty(t, st.Details.Name)
+	require.Len(t, st.Details.Causes, 1)
+	assert.Equal(t, field, st.Details.Causes[0].Field)
+	assert.Equal(t, resource.CauseFieldValueNotSupported, st.Details.Causes[0].Type)
 }
 
 func names(t *testing.T, r response) []string {
