@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/management-service/mgmt/resource"
+	"github.com/management-service/mgmt/store/internal/objcodec"
 )
 
 // Delete deletes the object that obj names (its kind, namespace and name) and fills
@@ -102,16 +103,24 @@ func (tx *Tx) readForDelete(obj resource.Object, opts DeleteOptions) (*deletion,
 	}
 	meta := d.cur.GetObjectMeta()
 	if p := opts.Preconditions.UID; p != nil && *p != meta.UID {
-		return nil, resource.NewConflict(k, name, fmt.Sprintf(
-			"Precondition failed: UID in precondition: %s, UID in object meta: %s; the object might have been deleted and then recreated",
+		return nil, resource.NewConflict(kindAsResource(k), name, fmt.Sprintf(
+			"the UID in the precondition (%s) does not match the UID in record (%s). The object might have been deleted and then recreated",
 			*p, meta.UID))
 	}
 	if p := opts.Preconditions.ResourceVersion; p != nil && *p != meta.ResourceVersion {
-		return nil, resource.NewConflict(k, name, fmt.Sprintf(
-			"Precondition failed: ResourceVersion in precondition: %s, ResourceVersion in object meta: %s",
+		return nil, resource.NewConflict(kindAsResource(k), name, fmt.Sprintf(
+			"the ResourceVersion in the precondition (%s) does not match the ResourceVersion in record (%s). The object might have been modified",
 			*p, meta.ResourceVersion))
 	}
 	return d, nil
+}
+
+// kindAsResource is k with its kind in place of its resource, for the 409 of a
+// delete's failed precondition: kube-apiserver names the kind there (its details.kind
+// is "VirtualClusterInstance", its message says "VirtualClusterInstance.<group>"),
+// where its other conflicts name the resource.
+func kindAsResource(k *resource.KindInfo) *resource.KindInfo {
+	return &resource.KindInfo{Group: k.Group, Version: k.Version, Kind: k.Kind, Resource: k.Kind}
 }
 
 // markDeleted applies the deletion rules: the propagation policy's finalizer, the
@@ -209,7 +218,8 @@ func (tx *Tx) remove(k *resource.KindInfo, key string, e *txEntry, cur resource.
 // DeleteCollection deletes every object of list's kind that listOpts select, each
 // through a normal [Store.Delete] with opts (not atomic, as in Kubernetes), and
 // returns how many it deleted or marked for deletion. Objects that are gone by the
-// time their turn comes are skipped. list is left holding the objects it looked at.
+// time their turn comes are skipped. list is left holding the objects it looked at,
+// as they were listed (kube-apiserver answers a deletecollection with that list).
 func (s *Store) DeleteCollection(ctx context.Context, list resource.ObjectList, listOpts ListOptions, opts DeleteOptions) (int, error) {
 	if listOpts.Continue != "" {
 		return 0, resource.NewBadRequest("DeleteCollection does not take a continue token")
@@ -219,8 +229,8 @@ func (s *Store) DeleteCollection(ctx context.Context, list resource.ObjectList, 
 	}
 	n := 0
 	for i := 0; i < list.Len(); i++ {
-		obj := list.Item(i)
-		if _, err := s.Delete(ctx, obj, opts); err != nil {
+		// A copy receives the delete's result: the list keeps the object as listed.
+		if _, err := s.Delete(ctx, objcodec.DeepCopy(list.Item(i)), opts); err != nil {
 			if errors.Is(err, resource.ErrNotFound) {
 				continue
 			}

@@ -77,10 +77,18 @@ func (tx *Tx) update(obj resource.Object, opts UpdateOptions, status bool) error
 		return err
 	}
 	w.work.GetObjectMeta().ResourceVersion = ""
+	removed := len(tx.removed)
 	if err := tx.commitWrite(&w, opts.WriteOptions); err != nil {
 		return err
 	}
-	if tx.dryRun && w.oldRev != 0 {
+	if len(tx.removed) > removed && w.oldRev != 0 {
+		// The update removed the object (it left it terminating without finalizers):
+		// the answer is the object as updated, with the resourceVersion of the stored
+		// object it replaced, as kube-apiserver answers (it returns the object of the
+		// request; a watch from that version sees the deletion).
+		obj, rv := w.obj, tx.formatRV(w.oldRev)
+		tx.onCommit(func(int64) error { obj.GetObjectMeta().ResourceVersion = rv; return nil })
+	} else if tx.dryRun && w.oldRev != 0 {
 		// A dry-run update answers with the resourceVersion of the stored object it
 		// would replace, as kube-apiserver does (a dry-run create has none).
 		obj, rv := w.obj, tx.formatRV(w.oldRev)
@@ -130,10 +138,6 @@ func (tx *Tx) readForUpdate(w *write, obj resource.Object, status bool) error {
 		}
 		return resource.NewNotFound(k, meta.Name)
 	}
-	if meta.ResourceVersion == "" {
-		return resource.NewInvalid(k, meta.Name, resource.ErrorList{
-			resource.Invalid(metaPath.Child("resourceVersion"), "", "must be specified for an update")})
-	}
 	w.oldValue, w.oldRev = e.value, e.rev
 	if len(s.opts.Mutating) == 0 && len(s.opts.Validating) == 0 {
 		// No hook gets OldObject: the update only reads the stored object, so it
@@ -145,13 +149,22 @@ func (tx *Tx) readForUpdate(w *write, obj resource.Object, status bool) error {
 	if err != nil {
 		return err
 	}
+	// The order is kube-apiserver's: the uid and a given resourceVersion are
+	// preconditions of the storage write (409), checked before the rule that an
+	// update names a resourceVersion (422).
 	oldMeta := w.old.GetObjectMeta()
-	if e.rev != 0 && wantRV != e.rev {
-		return resource.NewConflict(k, meta.Name, resource.OptimisticLockMessage)
-	}
 	if meta.UID != "" && meta.UID != oldMeta.UID {
 		return resource.NewConflict(k, meta.Name, fmt.Sprintf(
 			"Precondition failed: UID in precondition: %s, UID in object meta: %s", meta.UID, oldMeta.UID))
+	}
+	if meta.ResourceVersion == "" {
+		// kube-apiserver's details name the resource here, in the kind's place.
+		asKind := &resource.KindInfo{Group: k.Group, Version: k.Version, Kind: k.Resource, Resource: k.Resource}
+		return resource.NewInvalid(asKind, meta.Name, resource.ErrorList{
+			resource.Invalid(metaPath.Child("resourceVersion"), "", "must be specified for an update")})
+	}
+	if e.rev != 0 && wantRV != e.rev {
+		return resource.NewConflict(k, meta.Name, resource.OptimisticLockMessage)
 	}
 	return nil
 }
