@@ -76,6 +76,18 @@ func TestNormalizerListsStatusesTablesEvents(t *testing.T) {
 				"rows":              []any{map[string]any{"cells": []any{"a", "<age>"}}}}},
 		},
 		{
+			name: "table ages of a column of type date, and times",
+			resp: &Response{Code: 200, Body: []byte(`{"kind":"Table","apiVersion":"meta.k8s.io/v1","metadata":{"resourceVersion":"3"},
+				"columnDefinitions":[{"name":"Name","format":"name"},{"name":"Expires","type":"string","format":"date-time"},{"name":"Age","type":"date","format":""}],
+				"rows":[{"cells":["a","2026-11-29T03:00:00Z","1s"]}]}`)},
+			want: map[string]any{"code": 200, "body": map[string]any{"kind": "Table", "apiVersion": "meta.k8s.io/v1",
+				"metadata": map[string]any{"resourceVersion": "<rv>"},
+				"columnDefinitions": []any{map[string]any{"name": "Name", "format": "name"},
+					map[string]any{"name": "Expires", "type": "string", "format": "date-time"},
+					map[string]any{"name": "Age", "type": "date", "format": ""}},
+				"rows": []any{map[string]any{"cells": []any{"a", "<age>", "<age>"}}}}},
+		},
+		{
 			name: "watch events and a bookmark",
 			resp: &Response{Code: 200, Events: []Event{
 				{Type: "ADDED", Object: []byte(`{"kind":"X","metadata":{"uid":"u","resourceVersion":"4"}}`)},

@@ -316,7 +316,7 @@ func (n *Normalizer) ownerRefs(v any) any {
 	return out
 }
 
-// rows masks the date cells of a Table (the ages) and normalises each row's object.
+// rows masks the date cells of a Table (ages and times) and normalises each row's object.
 func (n *Normalizer) rows(table map[string]any, v any) any {
 	rows, ok := v.([]any)
 	if !ok {
@@ -325,7 +325,9 @@ func (n *Normalizer) rows(table map[string]any, v any) any {
 	dateCol := map[int]bool{}
 	if cols, ok := table["columnDefinitions"].([]any); ok {
 		for i, c := range cols {
-			if cm, ok := c.(map[string]any); ok && cm["format"] == "date" {
+			// An Age column is of type date (a CRD's, kube's built-in printers'),
+			// or of format date; a date-time column holds times.
+			if cm, ok := c.(map[string]any); ok && (cm["type"] == "date" || cm["format"] == "date" || cm["format"] == "date-time") {
 				dateCol[i] = true
 			}
 		}
