@@ -13,7 +13,8 @@
 // apiserver's default authorizer lets through, so no kube-apiserver is needed). It
 // installs CustomResourceDefinitions generated from the repository's JSON Schemas
 // (schema/schemas/*.json: $refs resolved into a structural schema, a status
-// subresource where the kind has a status, the kinds' scopes) in the group
+// subresource where the kind has a status, the kinds' scopes, and the example
+// server's printer columns with their descriptions) in the group
 // management.service/v1, the group and kinds the example server serves, so that the
 // two get identical requests. It builds and starts examples/server from the
 // repository root as a child process (in memory, plain HTTP, a random admin key).
