@@ -1,7 +1,6 @@
 package httpapi
 
 import (
-	"bytes"
 	"context"
 	"net/http"
 	"time"
@@ -41,6 +40,9 @@ func (s *Server) watch(w http.ResponseWriter, r *http.Request, ri *route) error 
 		ResourceVersion:   o.list.ResourceVersion,
 		AllowBookmarks:    o.allowBookmarks,
 		SendInitialEvents: o.initialEvents,
+		// The stream only reads and encodes the objects: every watch of an event shares
+		// one object, and its encoding.
+		SharedObjects: true,
 	}
 	wt, err := s.store.Watch(ctx, k.New(), wo)
 	if err != nil {
@@ -56,50 +58,70 @@ func (s *Server) watch(w http.ResponseWriter, r *http.Request, ri *route) error 
 	if err := rc.Flush(); err != nil {
 		return nil
 	}
-	var buf bytes.Buffer
+	events := wt.ResultChan()
+	var buf []byte
+	var deadlineSet time.Time
 	for {
 		select {
 		case <-ctx.Done():
 			return nil
-		case ev, ok := <-wt.ResultChan():
+		case ev, ok := <-events:
 			if !ok {
 				return nil
 			}
-			buf.Reset()
-			var obj any
-			if ev.Type == store.Error {
-				st := resource.StatusOf(ev.Err)
-				st.Kind, st.APIVersion, st.Status = "Status", "v1", resource.StatusFailure
-				obj = st
-			} else {
-				if ev.Object == nil || (ev.Type != store.Bookmark && !ri.visible(ev.Object)) {
-					continue
+			if ev.Type != store.Error && (ev.Object == nil || (ev.Type != store.Bookmark && !ri.visible(ev.Object))) {
+				continue
+			}
+			typ, data := s.watchEventData(ev)
+			// Each write has watchWriteTimeout; the deadline moves at most once a second.
+			if now := time.Now(); now.Sub(deadlineSet) > time.Second {
+				deadlineSet = now
+				_ = rc.SetWriteDeadline(now.Add(watchWriteTimeout))
+			}
+			if !writeWatchEvent(w, &buf, typ, data) {
+				return nil
+			}
+			// Flush when nothing more is ready: a reader that keeps up gets every event
+			// at once, one behind gets them in fewer, larger writes.
+			if len(events) == 0 || typ == store.Error {
+				if err := rc.Flush(); err != nil {
+					return nil
 				}
-				setTypeMeta(ev.Object, k)
-				obj = ev.Object
 			}
-			data, err := s.codec.Encode(obj, resource.MediaTypeJSON)
-			if err != nil {
-				st := resource.StatusOf(err)
-				st.Kind, st.APIVersion, st.Status = "Status", "v1", resource.StatusFailure
-				data, _ = s.codec.Encode(st, resource.MediaTypeJSON)
-				ev.Type = store.Error
-			}
-			buf.WriteString(`{"type":"`)
-			buf.WriteString(string(ev.Type))
-			buf.WriteString(`","object":`)
-			buf.Write(data)
-			buf.WriteString("}\n")
-			_ = rc.SetWriteDeadline(time.Now().Add(watchWriteTimeout))
-			if _, err := w.Write(buf.Bytes()); err != nil {
-				return nil
-			}
-			if err := rc.Flush(); err != nil {
-				return nil
-			}
-			if ev.Type == store.Error {
+			if typ == store.Error {
 				return nil
 			}
 		}
 	}
+}
+
+// watchEventData returns the type and the object of ev as the stream writes them: the
+// object's JSON (shared with every other watch of the event: not to be changed), a
+// bookmark's object, or the Status of an error.
+func (s *Server) watchEventData(ev store.Event) (store.EventType, []byte) {
+	var data []byte
+	err := ev.Err
+	if ev.Type != store.Error {
+		data, err = ev.JSON()
+	}
+	if err == nil {
+		return ev.Type, data
+	}
+	st := resource.StatusOf(err)
+	st.Kind, st.APIVersion, st.Status = "Status", "v1", resource.StatusFailure
+	data, _ = s.codec.Encode(st, resource.MediaTypeJSON)
+	return store.Error, data
+}
+
+// writeWatchEvent writes one line {"type":…,"object":…} of the stream through buf,
+// the stream's scratch buffer; false when the client is gone.
+func writeWatchEvent(w http.ResponseWriter, buf *[]byte, typ store.EventType, object []byte) bool {
+	b := append((*buf)[:0], `{"type":"`...)
+	b = append(b, typ...)
+	b = append(b, `","object":`...)
+	b = append(b, object...)
+	b = append(b, "}\n"...)
+	*buf = b
+	_, err := w.Write(b)
+	return err == nil
 }
