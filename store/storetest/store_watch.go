@@ -66,7 +66,7 @@ func bookmarkAt(t *testing.T, h *Harness, w *store.Watcher, rev int64) store.Eve
 }
 
 func watchCases() []storeCase {
-	return []storeCase{
+	return append(fanoutCases(), []storeCase{
 		{name: "row48 watch delivers ADDED MODIFIED DELETED in order, DELETED with the deletion's resourceVersion", run: func(t *testing.T, h *Harness) {
 			w, err := h.S.Watch(h.Ctx, Project(""), store.WatchOptions{ResourceVersion: formatRevision(h.Revision())})
 			require.NoError(t, err)
@@ -261,5 +261,5 @@ func watchCases() []storeCase {
 				prev = rv(t, ev.Object)
 			}
 		}},
-	}
+	}...)
 }
