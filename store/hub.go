@@ -35,10 +35,12 @@ import (
 // closed, or the backend's watch failed) stays with a backend watch of its own.
 //
 // Bookmarks come from the hub too: it knows the revision up to which it has every
-// event (the backend's progress reports, and each new revision), and wakes the
-// watches that asked for bookmarks about once a second; such a watch, having sent
-// everything up to that revision, sends a bookmark when BookmarkInterval has passed
-// since its last one, whether or not any event passed its selector.
+// event (the backend's progress reports, each new revision, and the revision of its
+// last event once the backend has stayed there for a tick: see confirm), and wakes
+// the watches that asked for bookmarks about once a second; such a watch, having
+// sent everything up to that revision, sends a bookmark when BookmarkInterval has
+// passed since its last one (or its deadline is two seconds away), whether or not any
+// event passed its selector.
 
 // hubBatch is the most events a watch takes from the ring at once: what a stalled
 // reader's goroutine holds beyond its channel.
