@@ -212,66 +212,92 @@ func encodeObject(obj resource.Object) ([]byte, error) {
 // json.Marshal writes it; false when data is not as the store writes it (then the
 // caller encodes the decoded object).
 func withResourceVersion(k *resource.KindInfo, data []byte, rev int64) ([]byte, bool) {
-	// The store writes kind and apiVersion first: anything else was written by
-	// someone else, and decoding may change it.
-	rest, ok := bytes.CutPrefix(data, []byte(`{"kind":"`))
+	h, ok := scanMetaHead(k, data)
 	if !ok {
 		return nil, false
 	}
+	return h.withResourceVersion(data, rev), true
+}
+
+// metaHead is what scanMetaHead finds at the start of a stored object's metadata.
+type metaHead struct {
+	at              int    // where resourceVersion goes: the first member after uid
+	name, namespace []byte // their values as written, without quotes (nil: absent)
+}
+
+// scanMetaHead reads the start of data, the stored encoding of an object of kind k:
+// kind and apiVersion first (anything else was written by someone else, and decoding
+// may change it), then metadata's name, generateName, namespace and uid, up to the
+// member resourceVersion goes before. It reads no further, so its cost does not grow
+// with the object. False when data does not start as the store writes it, or already
+// has a resourceVersion.
+func scanMetaHead(k *resource.KindInfo, data []byte) (metaHead, bool) {
+	var h metaHead
+	rest, ok := bytes.CutPrefix(data, []byte(`{"kind":"`))
+	if !ok {
+		return h, false
+	}
 	if rest, ok = bytes.CutPrefix(rest, []byte(k.Kind)); !ok {
-		return nil, false
+		return h, false
 	}
 	if rest, ok = bytes.CutPrefix(rest, []byte(`","apiVersion":"`)); !ok {
-		return nil, false
+		return h, false
 	}
 	if k.Group != "" {
 		if rest, ok = bytes.CutPrefix(rest, []byte(k.Group)); !ok || len(rest) == 0 || rest[0] != '/' {
-			return nil, false
+			return h, false
 		}
 		rest = rest[1:]
 	}
-	if rest, ok = bytes.CutPrefix(rest, []byte(k.Version)); !ok || !bytes.HasPrefix(rest, []byte(`",`)) {
-		return nil, false
+	if rest, ok = bytes.CutPrefix(rest, []byte(k.Version)); !ok {
+		return h, false
 	}
-	meta, ok := memberValue(data, "metadata")
-	if !ok || len(meta) < 2 || meta[0] != '{' {
-		return nil, false
+	if rest, ok = bytes.CutPrefix(rest, []byte(`","metadata":{`)); !ok {
+		return h, false
 	}
-	metaStart := offsetOf(data, meta)
-	// resourceVersion follows name, generateName, namespace and uid.
-	at, seen := -1, false
-	jsonscan.EachMember(meta, func(key, _ []byte) bool {
-		switch string(key) {
-		case "name", "generateName", "namespace", "uid":
-			return true
-		case "resourceVersion":
-			seen = true
-			return false
+	i := len(data) - len(rest)
+	for {
+		if i >= len(data) || data[i] != '"' {
+			return h, false // metadata ends (or is not as json.Marshal writes it) before the members that follow uid
 		}
-		at = offsetOf(meta, key) - 1 // the key's opening quote
-		return false
-	})
-	if seen {
-		return nil, false
+		ke, _, err := jsonscan.ScanString(data, i)
+		if err != nil || ke >= len(data) || data[ke] != ':' {
+			return h, false
+		}
+		switch key := string(data[i+1 : ke-1]); key {
+		case "name", "generateName", "namespace", "uid":
+			vs := ke + 1
+			if vs >= len(data) || data[vs] != '"' {
+				return h, false
+			}
+			ve, _, err := jsonscan.ScanString(data, vs)
+			if err != nil || ve >= len(data) || data[ve] != ',' {
+				return h, false
+			}
+			switch key {
+			case "name":
+				h.name = data[vs+1 : ve-1]
+			case "namespace":
+				h.namespace = data[vs+1 : ve-1]
+			}
+			i = ve + 1
+		case "resourceVersion":
+			return h, false
+		default:
+			h.at = i
+			return h, true
+		}
 	}
-	out := make([]byte, 0, len(data)+len(`,"resourceVersion":"",`)+20)
-	if at >= 0 {
-		at += metaStart
-		out = append(out, data[:at]...)
-		out = append(out, `"resourceVersion":"`...)
-		out = strconv.AppendInt(out, rev, 10)
-		out = append(out, `",`...)
-		return append(out, data[at:]...), true
-	}
-	end := metaStart + len(meta) - 1 // meta's closing brace
-	out = append(out, data[:end]...)
-	if len(meta) > 2 {
-		out = append(out, ',')
-	}
+}
+
+// withResourceVersion returns data with metadata.resourceVersion rev written in at h.
+func (h metaHead) withResourceVersion(data []byte, rev int64) []byte {
+	out := make([]byte, 0, len(data)+len(`"resourceVersion":"",`)+20)
+	out = append(out, data[:h.at]...)
 	out = append(out, `"resourceVersion":"`...)
 	out = strconv.AppendInt(out, rev, 10)
-	out = append(out, '"')
-	return append(out, data[end:]...), true
+	out = append(out, `",`...)
+	return append(out, data[h.at:]...)
 }
 
 // offsetOf returns where sub, a subslice of b, starts in b.

@@ -325,7 +325,7 @@ func TestWatchHub_watches_outlive_the_store(t *testing.T) {
 
 // newTestStore returns a store over a new memdb backend, both closed when the test
 // ends.
-func newTestStore(t *testing.T, opts Options) (*Store, *memdb.Backend) {
+func newTestStore(t testing.TB, opts Options) (*Store, *memdb.Backend) {
 	t.Helper()
 	b := memdb.New(memdb.Options{})
 	t.Cleanup(func() { _ = b.Close() })

@@ -55,7 +55,7 @@ func benchFanout(b *testing.B, watchers int) {
 	st, err := store.New(be, store.Options{})
 	require.NoError(b, err)
 	defer st.Close()
-	s, err := New(Config{Store: st, Resources: testResources(), MaxWatches: watchers + 1})
+	s, err := New(Config{Store: st, Resources: testResources(), MaxWatches: watchers + 1, MaxWatchesPerUser: watchers + 1})
 	require.NoError(b, err)
 	defer s.Close()
 	rev, err := be.Revision(context.Background())
