@@ -42,7 +42,10 @@ type fanoutWatcher struct {
 // read takes events until it has want of them, resuming as needed; false (after
 // failing t) when the watch ends otherwise or stays silent for a minute.
 func (fw *fanoutWatcher) read(t *testing.T, h *Harness, want int) bool {
+	silent := time.NewTimer(time.Minute)
+	defer silent.Stop()
 	for len(fw.got) < want {
+		silent.Reset(time.Minute)
 		select {
 		case ev, ok := <-fw.w.ResultChan():
 			if !assert.True(t, ok, "the watch ended without an error") {
@@ -71,7 +74,7 @@ func (fw *fanoutWatcher) read(t *testing.T, h *Harness, want int) bool {
 				fw.got = append(fw.got, seenEvent{rv: n, name: m.Namespace + "/" + m.Name})
 				fw.lastRV = n
 			}
-		case <-time.After(time.Minute):
+		case <-silent.C:
 			assert.Failf(t, "a watcher stopped getting events", "after %d of %d", len(fw.got), want)
 			return false
 		}
