@@ -190,7 +190,7 @@ func TestFairness_one_key_floods_another_keeps_working(t *testing.T) {
 		return resp.StatusCode, nil
 	}
 	// Heavy requests: large creates and lists of everything, as fast as they go.
-	big := []byte(fmt.Sprintf(`{"metadata":{"generateName":"big-"},"spec":{"description":%q}}`, strings.Repeat("b", 400<<10)))
+	big := []byte(fmt.Sprintf(`{"metadata":{"generateName":"big-"},"spec":{"description":%q}}`, strings.Repeat("b", 100<<10)))
 	for i := range 8 {
 		flood.Add(1)
 		go func() {
