@@ -299,6 +299,3 @@ func (h metaHead) withResourceVersion(data []byte, rev int64) []byte {
 	out = append(out, `",`...)
 	return append(out, data[h.at:]...)
 }
-
-// offsetOf returns where sub, a subslice of b, starts in b.
-func offsetOf(b, sub []byte) int { return cap(b) - cap(sub) }
