@@ -288,7 +288,8 @@ type hubCursor struct {
 	last  int64
 	count int
 	sent  int64     // the revision of the last event or bookmark sent
-	bm    time.Time // when the last bookmark was sent (or the watch started)
+	bm    time.Time // when the last bookmark was sent (or the watch started), by the store's clock
+	bmAt  time.Time // the same by the system clock, which the watch's deadline is on
 	// A backend watch that takes over from the hub in the middle of a revision leaves
 	// out the first skip events of revision skipRev (sent already).
 	skipRev int64
@@ -355,8 +356,8 @@ func (s *Store) followHub(ctx context.Context, w *Watcher, h *watchHub, c *hubCu
 		if len(buf) > 0 {
 			continue
 		}
-		if opts.AllowBookmarks && r.progress >= max(c.floor, c.last, c.sent) && s.bookmarkDue(ctx, c.bm) {
-			c.bm = s.clock.Now()
+		if opts.AllowBookmarks && r.progress >= max(c.floor, c.last, c.sent) && s.bookmarkDue(ctx, c) {
+			c.bm, c.bmAt = s.clock.Now(), time.Now()
 			if !send(Event{Type: Bookmark, Object: bookmarkObject(k, r.progress)}) {
 				return hubDone
 			}
@@ -403,15 +404,16 @@ func (s *Store) sendFromHub(ctx context.Context, w *Watcher, h *watchHub, q int6
 	}
 }
 
-// bookmarkDue reports whether a watch whose last bookmark was at last sends one now:
-// BookmarkInterval has passed, or the watch's deadline is less than two seconds
-// away (so that the watch that follows starts from a recent revision).
-func (s *Store) bookmarkDue(ctx context.Context, last time.Time) bool {
-	if s.clock.Now().Sub(last) >= s.opts.BookmarkInterval {
+// bookmarkDue reports whether the watch at c sends a bookmark now: BookmarkInterval
+// has passed since its last one, or its deadline is less than two seconds away and
+// its last one is older than that (so that the watch that follows starts from a
+// recent revision).
+func (s *Store) bookmarkDue(ctx context.Context, c *hubCursor) bool {
+	if s.clock.Now().Sub(c.bm) >= s.opts.BookmarkInterval {
 		return true
 	}
 	d, ok := ctx.Deadline()
-	return ok && time.Until(d) < 2*time.Second && time.Since(last) > 2*time.Second
+	return ok && time.Until(d) < 2*time.Second && time.Since(c.bmAt) > 2*time.Second
 }
 
 // bookmarkObject is the object of a bookmark at revision rev: an empty object of kind

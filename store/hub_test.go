@@ -424,3 +424,26 @@ func TestWatchHub_a_watch_from_before_the_ring_catches_up_and_joins(t *testing.T
 	require.Equal(t, Error, last.Type)
 	assert.Equal(t, 410, resource.CodeOf(last.Err))
 }
+
+// TestWatchHub_a_bookmark_comes_before_the_deadline checks that a watch that asked for
+// bookmarks gets one in the last two seconds before its context's deadline, long
+// before BookmarkInterval, so that the watch that follows starts from a recent
+// revision.
+func TestWatchHub_a_bookmark_comes_before_the_deadline(t *testing.T) {
+	s, b := newTestStore(t, Options{BookmarkInterval: time.Hour})
+	require.NoError(t, s.Create(t.Context(), &resource.Project{ObjectMeta: resource.ObjectMeta{Name: "a"}}, CreateOptions{}))
+	rev, err := b.Revision(t.Context())
+	require.NoError(t, err)
+	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Second)
+	defer cancel()
+	w, err := s.Watch(ctx, &resource.Project{}, WatchOptions{ResourceVersion: fmt.Sprint(rev), AllowBookmarks: true})
+	require.NoError(t, err)
+	defer w.Stop()
+	var got []Event
+	for ev := range w.ResultChan() {
+		got = append(got, ev)
+	}
+	require.Len(t, got, 1, "one bookmark, then the end")
+	assert.Equal(t, Bookmark, got[0].Type)
+	assert.Equal(t, fmt.Sprint(rev), got[0].Object.GetObjectMeta().ResourceVersion)
+}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"reflect"
 	"sync"
+	"time"
 
 	"github.com/management-service/mgmt/resource"
 	"github.com/management-service/mgmt/store/backend"
@@ -153,7 +154,7 @@ func (s *Store) runWatch(ctx context.Context, w *Watcher, ws *watchState, initia
 		}
 		return
 	}
-	c := hubCursor{q: q, floor: ws.from, last: ws.from, sent: ws.from, bm: s.clock.Now()}
+	c := hubCursor{q: q, floor: ws.from, last: ws.from, sent: ws.from, bm: s.clock.Now(), bmAt: time.Now()}
 	for {
 		if bw != nil {
 			if h, c.q = s.followBackend(ctx, w, bw, ws, &c, send); h == nil {
@@ -257,8 +258,8 @@ func (s *Store) followBackend(ctx context.Context, w *Watcher, bw backend.Watche
 					}
 				}
 			}
-			if opts.AllowBookmarks && be.Revision >= max(c.sent, c.floor) && s.bookmarkDue(ctx, c.bm) {
-				c.bm = s.clock.Now()
+			if opts.AllowBookmarks && be.Revision >= max(c.sent, c.floor) && s.bookmarkDue(ctx, c) {
+				c.bm, c.bmAt = s.clock.Now(), time.Now()
 				if !send(Event{Type: Bookmark, Object: bookmarkObject(k, be.Revision)}) {
 					return nil, 0
 				}
