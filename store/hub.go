@@ -307,9 +307,10 @@ const (
 
 // followHub sends the ring's events to the watch from c on until the watch is over,
 // the ring moves past it, or the hub ends.
-func (s *Store) followHub(ctx context.Context, w *Watcher, h *watchHub, c *hubCursor, k *resource.KindInfo,
-	t reflect.Type, f filter, opts WatchOptions, send func(Event) bool) hubEnd {
+func (s *Store) followHub(ctx context.Context, out *watchSink, h *watchHub, c *hubCursor, k *resource.KindInfo,
+	t reflect.Type, f filter, opts WatchOptions) hubEnd {
 	prefix := nsPrefix(k, opts.Namespace)
+	send := out.send
 	var buf []*hubEvent
 	for {
 		var r hubRead
@@ -329,7 +330,7 @@ func (s *Store) followHub(ctx context.Context, w *Watcher, h *watchHub, c *hubCu
 			} else {
 				c.last, c.count = be.Revision, 1
 			}
-			out, emit, err := s.convertEvent(k, f, be, func(prev bool) (resource.Object, error) {
+			we, emit, err := s.convertEvent(k, f, be, func(prev bool) (resource.Object, error) {
 				return ev.object(s, k, t, prev)
 			})
 			if err != nil {
@@ -339,14 +340,20 @@ func (s *Store) followHub(ctx context.Context, w *Watcher, h *watchHub, c *hubCu
 			if !emit {
 				continue
 			}
-			out.src = &ev.cur
-			if out.Type == Deleted {
-				out.src = &ev.prev
+			we.src = &ev.cur
+			if we.Type == Deleted {
+				we.src = &ev.prev
 			}
 			if !opts.SharedObjects {
-				out.Object = objcodec.DeepCopy(out.Object)
+				we.Object = objcodec.DeepCopy(we.Object)
 			}
-			if end, ok := s.sendFromHub(ctx, w, h, c.q, out, r.notify); !ok {
+			if out.w == nil {
+				// A WatchFunc's handler: nothing to watch while it runs.
+				if !send(we) {
+					clear(buf)
+					return hubDone
+				}
+			} else if end, ok := s.sendFromHub(ctx, out.w, h, c.q, we, r.notify); !ok {
 				clear(buf)
 				return end
 			}
@@ -370,6 +377,7 @@ func (s *Store) followHub(ctx context.Context, w *Watcher, h *watchHub, c *hubCu
 		if opts.AllowBookmarks {
 			tick = r.tick
 		}
+		out.waiting()
 		select {
 		case <-r.notify:
 		case <-tick:

@@ -83,6 +83,86 @@ func (w *Watcher) Stop() {
 // Errors: 400 for a malformed selector or resourceVersion; 410 Expired when N is older
 // than what the store keeps; 504 Timeout when N is newer than the store.
 func (s *Store) Watch(ctx context.Context, example resource.Object, opts WatchOptions) (*Watcher, error) {
+	wctx, cancel := context.WithCancel(ctx)
+	st, err := s.startWatch(wctx, example, opts)
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	w := &Watcher{ch: make(chan Event, s.opts.WatchBuffer), cancel: cancel, done: make(chan struct{})}
+	go func() {
+		defer close(w.done)
+		defer close(w.ch)
+		s.runWatch(wctx, &watchSink{send: w.sender(wctx), w: w}, st)
+	}()
+	return w, nil
+}
+
+// WatchHandler receives the events of a watch that [Store.WatchFunc] runs.
+type WatchHandler struct {
+	// Ready is called once the watch is set up, before any event; nil calls nothing.
+	Ready func()
+	// Event is called with each event, as a [Watcher] delivers them; it returns false
+	// to end the watch. The watch ends after an ERROR event.
+	Event func(Event) bool
+	// Idle is called when every event available so far was handed to Event and the
+	// watch waits for more (a stream flushes there); nil calls nothing.
+	Idle func()
+}
+
+// WatchFunc is [Store.Watch] run in the caller's goroutine, without a channel: it
+// calls h.Event with each event until ctx ends, h.Event returns false, or an ERROR
+// event was handed on. It returns the errors Watch returns, before any event, and nil
+// once the watch has run.
+//
+// Nothing waits for h.Event: while it blocks, the watch keeps nothing but the
+// events it took from the store's shared watch cache and has not handed on yet, and
+// a watch that has fallen behind the cache by the time h.Event returns ends with 410
+// Expired. It saves the goroutine and the channel hop of a Watcher, for a server
+// that writes each event to a stream.
+func (s *Store) WatchFunc(ctx context.Context, example resource.Object, opts WatchOptions, h WatchHandler) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	st, err := s.startWatch(ctx, example, opts)
+	if err != nil {
+		return err
+	}
+	if h.Ready != nil {
+		h.Ready()
+	}
+	send := func(ev Event) bool {
+		return ctx.Err() == nil && h.Event(ev) && ev.Type != Error
+	}
+	s.runWatch(ctx, &watchSink{send: send, idle: h.Idle}, st)
+	return nil
+}
+
+// watchSink is where a watch's events go.
+type watchSink struct {
+	send func(Event) bool // hands an event on; false when the watch is over
+	idle func()           // called before the watch waits for more events; may be nil
+	w    *Watcher         // the Watcher whose channel send fills, nil for WatchFunc
+}
+
+// waiting tells the sink that the watch waits for more events.
+func (o *watchSink) waiting() {
+	if o.idle != nil {
+		o.idle()
+	}
+}
+
+// watchStart is a watch set up and ready to run: from the hub h at sequence number q,
+// or, when bw is set, from the backend watch bw until the hub can take over.
+type watchStart struct {
+	ws      *watchState
+	initial []backend.KV
+	h       *watchHub
+	q       int64
+	bw      backend.Watcher
+}
+
+// startWatch checks a watch's options and sets it up.
+func (s *Store) startWatch(ctx context.Context, example resource.Object, opts WatchOptions) (*watchStart, error) {
 	k, err := s.kindOf(example)
 	if err != nil {
 		return nil, err
@@ -112,23 +192,21 @@ func (s *Store) Watch(ctx context.Context, example resource.Object, opts WatchOp
 		}
 		initial, from = res.KVs, res.Revision
 	}
-	wctx, cancel := context.WithCancel(ctx)
-	w := &Watcher{ch: make(chan Event, s.opts.WatchBuffer), cancel: cancel, done: make(chan struct{})}
-	ws := &watchState{k: k, t: reflect.TypeOf(example), f: f, opts: opts, from: from, prefix: prefix}
+	st := &watchStart{ws: &watchState{k: k, t: reflect.TypeOf(example), f: f, opts: opts, from: from, prefix: prefix},
+		initial: initial}
 	if h := s.hub(from); h != nil {
 		if q, ok := h.start(from); ok {
-			go s.runWatch(wctx, w, ws, initial, h, q, nil)
-			return w, nil
+			st.h, st.q = h, q
+			return st, nil
 		}
 	}
 	// The ring starts after from: catch up with a backend watch of its own.
-	bw, err := s.b.Watch(wctx, backend.WatchOptions{Prefix: prefix, StartRevision: from + 1, ProgressNotify: true})
+	bw, err := s.b.Watch(ctx, backend.WatchOptions{Prefix: prefix, StartRevision: from + 1, ProgressNotify: true})
 	if err != nil {
-		cancel()
 		return nil, backendError(err)
 	}
-	go s.runWatch(wctx, w, ws, initial, nil, 0, bw)
-	return w, nil
+	st.bw = bw
+	return st, nil
 }
 
 // watchState is what a watch's goroutine knows of it.
@@ -141,28 +219,26 @@ type watchState struct {
 	prefix string
 }
 
-// runWatch serves a watch: its initial events, then the hub h from sequence number q
-// on, or, when bw is set, the backend watch bw until the hub can take over.
-func (s *Store) runWatch(ctx context.Context, w *Watcher, ws *watchState, initial []backend.KV, h *watchHub, q int64,
-	bw backend.Watcher) {
-	defer close(w.done)
-	defer close(w.ch)
-	send := w.sender(ctx)
-	if !s.sendInitial(ws.k, ws.f, ws.opts, initial, ws.from, send) {
+// runWatch serves a watch: its initial events, then the hub from st's position, or
+// st's backend watch until the hub can take over.
+func (s *Store) runWatch(ctx context.Context, out *watchSink, st *watchStart) {
+	ws, h, bw := st.ws, st.h, st.bw
+	send := out.send
+	if !s.sendInitial(ws.k, ws.f, ws.opts, st.initial, ws.from, send) {
 		if bw != nil {
 			bw.Stop()
 		}
 		return
 	}
-	c := hubCursor{q: q, floor: ws.from, last: ws.from, sent: ws.from, bm: s.clock.Now(), bmAt: time.Now()}
+	c := hubCursor{q: st.q, floor: ws.from, last: ws.from, sent: ws.from, bm: s.clock.Now(), bmAt: time.Now()}
 	for {
 		if bw != nil {
-			if h, c.q = s.followBackend(ctx, w, bw, ws, &c, send); h == nil {
+			if h, c.q = s.followBackend(ctx, out, bw, ws, &c); h == nil {
 				return
 			}
 			bw = nil
 		}
-		switch s.followHub(ctx, w, h, &c, ws.k, ws.t, ws.f, ws.opts, send) {
+		switch s.followHub(ctx, out, h, &c, ws.k, ws.t, ws.f, ws.opts) {
 		case hubDone:
 			return
 		case hubLost:
@@ -222,9 +298,10 @@ func (s *Store) sendInitial(k *resource.KindInfo, f filter, opts WatchOptions, i
 // followBackend sends the events of the backend watch bw from c on until the watch
 // ends (it returns nil) or bw reports progress at a revision the hub holds: it then
 // returns the hub and the sequence number to go on from, with c at that revision.
-func (s *Store) followBackend(ctx context.Context, w *Watcher, bw backend.Watcher, ws *watchState, c *hubCursor,
-	send func(Event) bool) (*watchHub, int64) {
+func (s *Store) followBackend(ctx context.Context, out *watchSink, bw backend.Watcher, ws *watchState,
+	c *hubCursor) (*watchHub, int64) {
 	defer bw.Stop()
+	send := out.send
 	fail := func(err error) {
 		send(Event{Type: Error, Err: err})
 	}
@@ -232,6 +309,9 @@ func (s *Store) followBackend(ctx context.Context, w *Watcher, bw backend.Watche
 	for {
 		var be backend.Event
 		var ok bool
+		if len(bw.Events()) == 0 {
+			out.waiting()
+		}
 		select {
 		case be, ok = <-bw.Events():
 		case <-ctx.Done():

@@ -44,55 +44,47 @@ func (s *Server) watch(w http.ResponseWriter, r *http.Request, ri *route) error 
 		// one object, and its encoding.
 		SharedObjects: true,
 	}
-	wt, err := s.store.Watch(ctx, k.New(), wo)
-	if err != nil {
-		return err
-	}
-	defer wt.Stop()
-
 	rc := http.NewResponseController(w)
-	w.Header().Set("Content-Type", resource.MediaTypeJSON)
-	w.Header().Set("X-Content-Type-Options", "nosniff")
-	w.Header().Set("Cache-Control", "no-cache, private")
-	w.WriteHeader(http.StatusOK)
-	if err := rc.Flush(); err != nil {
-		return nil
+	ready := func() {
+		w.Header().Set("Content-Type", resource.MediaTypeJSON)
+		w.Header().Set("X-Content-Type-Options", "nosniff")
+		w.Header().Set("Cache-Control", "no-cache, private")
+		w.WriteHeader(http.StatusOK)
+		_ = rc.Flush()
 	}
-	events := wt.ResultChan()
 	var buf []byte
 	var deadlineSet time.Time
-	for {
-		select {
-		case <-ctx.Done():
-			return nil
-		case ev, ok := <-events:
-			if !ok {
-				return nil
-			}
-			if ev.Type != store.Error && (ev.Object == nil || (ev.Type != store.Bookmark && !ri.visible(ev.Object))) {
-				continue
-			}
-			typ, data := s.watchEventData(ev)
-			// Each write has watchWriteTimeout; the deadline moves at most once a second.
-			if now := time.Now(); now.Sub(deadlineSet) > time.Second {
-				deadlineSet = now
-				_ = rc.SetWriteDeadline(now.Add(watchWriteTimeout))
-			}
-			if !writeWatchEvent(w, &buf, typ, data) {
-				return nil
-			}
-			// Flush when nothing more is ready: a reader that keeps up gets every event
-			// at once, one behind gets them in fewer, larger writes.
-			if len(events) == 0 || typ == store.Error {
-				if err := rc.Flush(); err != nil {
-					return nil
-				}
-			}
-			if typ == store.Error {
-				return nil
-			}
+	gone := false
+	event := func(ev store.Event) bool {
+		if ev.Type != store.Error && (ev.Object == nil || (ev.Type != store.Bookmark && !ri.visible(ev.Object))) {
+			return true
+		}
+		typ, data := s.watchEventData(ev)
+		// Each write has watchWriteTimeout; the deadline moves at most once a second.
+		if now := time.Now(); now.Sub(deadlineSet) > time.Second {
+			deadlineSet = now
+			_ = rc.SetWriteDeadline(now.Add(watchWriteTimeout))
+		}
+		if !writeWatchEvent(w, &buf, typ, data) {
+			gone = true
+			return false
+		}
+		if typ == store.Error {
+			_ = rc.Flush()
+			return false
+		}
+		return true
+	}
+	// Flush when the store has nothing more ready: a reader that keeps up gets every
+	// event at once, one behind gets them in fewer, larger writes.
+	idle := func() {
+		if !gone && rc.Flush() != nil {
+			gone = true
+			cancel()
 		}
 	}
+	// The stream runs in this goroutine: no channel between the store and it.
+	return s.store.WatchFunc(ctx, k.New(), wo, store.WatchHandler{Ready: ready, Event: event, Idle: idle})
 }
 
 // watchEventData returns the type and the object of ev as the stream writes them: the
