@@ -56,8 +56,13 @@
 // work resumes after a restart. [Store.Settle] waits for it, which makes tests
 // deterministic; [Store.Close] stops it. Watches share one more backend watch, started
 // with the first of them: each watch runs one goroutine that reads the events from
-// it, decoded once for all watches, and sends its own copies. A watch that falls far
-// behind, or that asks for bookmarks, follows the backend with a watch of its own.
+// it, each decoded and encoded once for all watches ([Event.JSON]), and sends its own
+// copies (or, with WatchOptions.SharedObjects, the shared objects). A watch whose
+// reader falls behind the latest [Options.WatchCacheEvents] events ends with 410
+// Expired, and resumes from the last resourceVersion it got; a watch that starts
+// before them follows the backend with a watch of its own until it has caught up.
+// Bookmarks come about every [Options.BookmarkInterval], also to an idle or filtered
+// watch.
 //
 // # Caveats
 //

@@ -5,6 +5,7 @@ import (
 	"reflect"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/management-service/mgmt/resource"
 	"github.com/management-service/mgmt/store/backend"
@@ -13,22 +14,40 @@ import (
 
 // The watch hub: one backend watch per store, shared by the store's watches.
 //
-// A watch of its own on the backend costs a goroutine in the backend and one in the
-// store, and each decodes (or copies from the cache) every event on its own. The hub
-// follows the backend once, keeps the latest events in a ring, and decodes each
-// event's object at most once, the first time a watch needs it; every watch then
-// runs one goroutine that reads the ring from its own position and sends its own
-// copy of the shared object (a watch never hands out an object another watch or the
-// cache holds).
+// The hub follows the backend once and keeps the latest events in a ring. Each
+// event's objects are decoded at most once, the first time a watch needs them, and
+// each is encoded at most once per wire format ([Event.JSON], [Event.Encoded]): every
+// watch of the event shares the same bytes. Every watch runs one goroutine that reads
+// the ring from its own position into its channel; a watch that asked for
+// SharedObjects gets the hub's object itself, any other watch a copy of its own.
 //
-// A watch the ring cannot serve follows the backend itself, as all watches used to,
-// with the backend's semantics: one that starts before what the ring holds, one whose
-// reader fell behind (its channel full when the next event is due: it goes on from
-// that event, and gets 410 Expired once the backend no longer keeps it, as a watch
-// that never used the hub would), one whose ring position was overwritten, one
-// still running when the hub ends (the store closed or the backend's watch failed),
-// and one that asked for bookmarks (which need the backend's word that every event
-// up to a revision was delivered).
+// Nobody waits for a watch. A reader that does not keep up holds at most its channel
+// (WatchBuffer events, shared with the ring) and the batch its goroutine is sending;
+// once the ring has moved past the watch's position, the watch ends at once with 410
+// Expired, after what its channel holds. The reader resumes with a watch from the
+// last resourceVersion it received (served by the ring if it still holds it, else
+// caught up from the backend, below) or lists again.
+//
+// A watch the ring cannot serve yet (one that starts before what the ring holds)
+// follows the backend with a watch of its own until that watch reports progress (it
+// has delivered every event up to a revision) at a revision the ring holds; it then
+// goes on from the ring. Only a watch still running when the hub ends (the store
+// closed, or the backend's watch failed) stays with a backend watch of its own.
+//
+// Bookmarks come from the hub too: it knows the revision up to which it has every
+// event (the backend's progress reports, each new revision, and the revision of its
+// last event once the backend has stayed there for a tick: see confirm), and wakes
+// the watches that asked for bookmarks about once a second; such a watch, having
+// sent everything up to that revision, sends a bookmark when BookmarkInterval has
+// passed since its last one (or its deadline is two seconds away), whether or not any
+// event passed its selector.
+
+// hubBatch is the most events a watch takes from the ring at once: what a stalled
+// reader's goroutine holds beyond its channel.
+const hubBatch = 32
+
+// hubTick is how often the hub wakes the watches that asked for bookmarks.
+const hubTick = time.Second
 
 // watchHub follows the backend for a store's watches, keeping its latest
 // [Options.WatchCacheEvents] events in a ring.
@@ -36,22 +55,22 @@ type watchHub struct {
 	cancel context.CancelFunc
 	exited chan struct{}
 
-	mu      sync.RWMutex
-	ring    []*hubEvent   // the event with sequence number q is ring[q%len(ring)]
-	head    int64         // sequence number of the next event
-	tail    int64         // sequence number of the oldest event kept
-	dropped int64         // every event of a revision up to dropped may be missing
-	notify  chan struct{} // closed and replaced when an event comes or the hub ends
-	ended   bool          // the hub follows the backend no more
+	mu       sync.RWMutex
+	ring     []*hubEvent   // the event with sequence number q is ring[q%len(ring)]
+	head     int64         // sequence number of the next event
+	tail     int64         // sequence number of the oldest event kept
+	dropped  int64         // every event of a revision up to dropped may be missing
+	progress int64         // every event of a revision up to progress is in the ring or dropped
+	notify   chan struct{} // closed and replaced when events come or the hub ends
+	tick     chan struct{} // closed and replaced about once a second
+	ended    bool          // the hub follows the backend no more
 }
 
-// hubEvent is one backend event with its objects, decoded when first needed and then
-// shared (never changed, never handed out).
+// hubEvent is one backend event with its objects, decoded and encoded when first
+// needed and then shared (never changed).
 type hubEvent struct {
-	be                backend.Event
-	curOnce, prevOnce sync.Once
-	cur, prev         resource.Object
-	curErr, prevErr   error
+	be        backend.Event
+	cur, prev eventObject
 }
 
 // hub returns the store's hub, started if needed so that it has every event after
@@ -71,15 +90,17 @@ func (s *Store) hub(from int64) *watchHub {
 		}
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	bw, err := s.b.Watch(ctx, backend.WatchOptions{Prefix: "/", StartRevision: from + 1})
+	bw, err := s.b.Watch(ctx, backend.WatchOptions{Prefix: "/", StartRevision: from + 1, ProgressNotify: true})
 	if err != nil {
 		cancel()
 		return nil
 	}
 	h := &watchHub{cancel: cancel, exited: make(chan struct{}), ring: make([]*hubEvent, s.opts.WatchCacheEvents),
-		dropped: from, notify: make(chan struct{})}
+		dropped: from, progress: from, notify: make(chan struct{}), tick: make(chan struct{})}
 	s.watchHub = h
-	go h.run(ctx, bw)
+	// The first tick is asked for before the hub runs: a fake clock stepped right
+	// after the first watch starts fires it.
+	go h.run(ctx, s.b, bw, s.clock, s.clock.After(hubTick))
 	return h
 }
 
@@ -96,9 +117,11 @@ func (s *Store) closeHub() {
 	}
 }
 
-func (h *watchHub) run(ctx context.Context, bw backend.Watcher) {
+func (h *watchHub) run(ctx context.Context, b backend.Backend, bw backend.Watcher, clock Clock, tick <-chan time.Time) {
 	defer close(h.exited)
 	defer bw.Stop()
+	var batch []backend.Event
+	quiet := false // no event came since the last tick
 	for {
 		select {
 		case be, ok := <-bw.Events():
@@ -106,9 +129,34 @@ func (h *watchHub) run(ctx context.Context, bw backend.Watcher) {
 				h.end()
 				return
 			}
-			if be.Type == backend.EventPut || be.Type == backend.EventDelete {
-				h.add(be)
+			quiet = false
+			// Take what else is ready, and wake the watches once for all of it.
+			batch = append(batch[:0], be)
+			for more := true; more && len(batch) < 256; {
+				select {
+				case be, ok := <-bw.Events():
+					if !ok {
+						h.add(batch)
+						h.end()
+						return
+					}
+					batch = append(batch, be)
+				default:
+					more = false
+				}
 			}
+			h.add(batch)
+			clear(batch)
+		case <-tick:
+			tick = clock.After(hubTick)
+			if quiet {
+				h.confirm(ctx, b, bw)
+			}
+			quiet = true
+			h.mu.Lock()
+			close(h.tick)
+			h.tick = make(chan struct{})
+			h.mu.Unlock()
 		case <-ctx.Done():
 			h.end()
 			return
@@ -116,20 +164,63 @@ func (h *watchHub) run(ctx context.Context, bw backend.Watcher) {
 	}
 }
 
-func (h *watchHub) add(be backend.Event) {
-	ev := &hubEvent{be: be}
-	h.mu.Lock()
-	if h.head-h.tail == int64(len(h.ring)) {
-		old := h.ring[h.tail%int64(len(h.ring))]
-		h.dropped = max(h.dropped, old.be.Revision)
-		h.ring[h.tail%int64(len(h.ring))] = nil
-		h.tail++
+// confirm takes the revision of the ring's last event as complete when the backend
+// is at that revision and its watch has delivered nothing for a whole tick.
+//
+// The backend reports progress only past the revision of the last event it delivered
+// (a revision's events may come one by one, and it does not say which is the last),
+// so the latest revision written would otherwise wait for the next write before a
+// bookmark may carry it. A backend delivers a revision's events together (backendkit
+// from one batch, etcd from one watch response), so a watch that stayed empty for a
+// second while the backend is at that revision has them all.
+func (h *watchHub) confirm(ctx context.Context, b backend.Backend, bw backend.Watcher) {
+	h.mu.RLock()
+	last, progress := int64(0), h.progress
+	if h.head > h.tail {
+		last = h.ring[(h.head-1)%int64(len(h.ring))].be.Revision
 	}
-	h.ring[h.head%int64(len(h.ring))] = ev
-	h.head++
-	close(h.notify)
-	h.notify = make(chan struct{})
+	h.mu.RUnlock()
+	if last <= progress || len(bw.Events()) > 0 {
+		return
+	}
+	rev, err := b.Revision(ctx)
+	if err != nil || rev != last || len(bw.Events()) > 0 {
+		return
+	}
+	h.mu.Lock()
+	h.progress = max(h.progress, last)
 	h.mu.Unlock()
+}
+
+// add puts the events of batch (and their progress) in the ring.
+func (h *watchHub) add(batch []backend.Event) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	added := false
+	for _, be := range batch {
+		if be.Type == backend.EventProgress {
+			h.progress = max(h.progress, be.Revision)
+			continue
+		}
+		if be.Type != backend.EventPut && be.Type != backend.EventDelete {
+			continue
+		}
+		// Every event of an older revision came before this one.
+		h.progress = max(h.progress, be.Revision-1)
+		if h.head-h.tail == int64(len(h.ring)) {
+			old := h.ring[h.tail%int64(len(h.ring))]
+			h.dropped = max(h.dropped, old.be.Revision)
+			h.ring[h.tail%int64(len(h.ring))] = nil
+			h.tail++
+		}
+		h.ring[h.head%int64(len(h.ring))] = &hubEvent{be: be}
+		h.head++
+		added = true
+	}
+	if added {
+		close(h.notify)
+		h.notify = make(chan struct{})
+	}
 }
 
 func (h *watchHub) end() {
@@ -155,102 +246,83 @@ func (h *watchHub) start(from int64) (int64, bool) {
 	return q, true
 }
 
-// read appends to buf the events from sequence number q on. ok is false when the
-// ring no longer holds q. notify is closed on the next change; ended says that no
-// event will come after the ones read.
-func (h *watchHub) read(q int64, buf []*hubEvent) (_ []*hubEvent, notify <-chan struct{}, ended, ok bool) {
+// hubRead is what a watch learns from one read of the ring.
+type hubRead struct {
+	notify   <-chan struct{} // closed on the next change
+	tick     <-chan struct{} // closed on the next bookmark tick
+	progress int64           // every event up to this revision was read, when the read reached the head
+	ended    bool            // no event will come after the ones read
+}
+
+// read appends to buf up to hubBatch events from sequence number q on. ok is false
+// when the ring no longer holds q.
+func (h *watchHub) read(q int64, buf []*hubEvent) (_ []*hubEvent, r hubRead, ok bool) {
 	h.mu.RLock()
 	defer h.mu.RUnlock()
 	if q < h.tail {
-		return buf, nil, false, false
+		return buf, hubRead{}, false
 	}
-	for ; q < h.head; q++ {
+	for ; q < h.head && len(buf) < hubBatch; q++ {
 		buf = append(buf, h.ring[q%int64(len(h.ring))])
 	}
-	return buf, h.notify, h.ended, true
+	r = hubRead{notify: h.notify, tick: h.tick, ended: h.ended, progress: -1}
+	if q == h.head {
+		r.progress = h.progress
+	}
+	return buf, r, true
 }
 
-// object returns the shared object after the event (prev false) or before it, a t of
-// kind k, decoded at most once; nil when the event has no value there.
-func (ev *hubEvent) object(s *Store, k *resource.KindInfo, t reflect.Type, prev bool) (resource.Object, error) {
-	be := ev.be
-	if !prev {
-		ev.curOnce.Do(func() {
-			if be.Type == backend.EventPut {
-				ev.cur, _, ev.curErr = s.stored(k, be.KV.Key, be.KV.ModRevision, be.KV.Value, be.Revision, t)
-			}
-		})
-		return ev.cur, ev.curErr
-	}
-	ev.prevOnce.Do(func() {
-		if p := be.PrevKV; p != nil {
-			ev.prev, _, ev.prevErr = s.stored(k, p.Key, p.ModRevision, p.Value, be.Revision, t)
-		}
-	})
-	return ev.prev, ev.prevErr
-}
-
-// runHubWatch serves a watch from the hub from sequence number q on, after the
-// initial events; it goes on with a backend watch of its own when the hub cannot
-// serve it any more.
-func (s *Store) runHubWatch(ctx context.Context, w *Watcher, h *watchHub, q int64, k *resource.KindInfo, t reflect.Type,
-	f filter, opts WatchOptions, initial []backend.KV, from int64) {
-	defer close(w.done)
-	defer close(w.ch)
-	send := w.sender(ctx)
-	if !s.sendInitial(k, f, opts, initial, from, send) {
-		return
-	}
-	prefix := nsPrefix(k, opts.Namespace)
-	c := hubCursor{q: q, last: from}
-	if !s.followHub(ctx, w, h, &c, k, t, f, prefix, from, send) {
-		return
-	}
-	// Go on from the position with a backend watch of its own.
-	start, skip := c.last+1, 0
-	if c.count > 0 || c.behind {
-		start, skip = c.last, c.count
-	}
-	if s.hubFallback != nil {
-		s.hubFallback(skip)
-	}
-	bw, err := s.b.Watch(ctx, backend.WatchOptions{Prefix: prefix, StartRevision: start})
-	if err != nil {
-		if ctx.Err() == nil {
-			send(Event{Type: Error, Err: backendError(err)})
-		}
-		return
-	}
-	s.followBackend(ctx, w, bw, k, f, opts, s.clock.Now(), c.last, skip, send)
+// lost reports whether the ring no longer holds sequence number q, and returns the
+// channel closed on the next change.
+func (h *watchHub) lost(q int64) (bool, <-chan struct{}) {
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	return q < h.tail, h.notify
 }
 
 // hubCursor is a hub watch's position: q in the ring, and in the backend's terms the
 // events of revision last under the watch's prefix it has looked at, count of them.
 type hubCursor struct {
-	q      int64
-	last   int64
-	count  int
-	behind bool // the reader fell behind: go on with the event at (last, count)
+	q     int64
+	floor int64 // events of a revision up to floor were sent before (or precede the watch)
+	last  int64
+	count int
+	sent  int64     // the revision of the last event or bookmark sent
+	bm    time.Time // when the last bookmark was sent (or the watch started), by the store's clock
+	bmAt  time.Time // the same by the system clock, which the watch's deadline is on
+	// A backend watch that takes over from the hub in the middle of a revision leaves
+	// out the first skip events of revision skipRev (sent already).
+	skipRev int64
+	skip    int
 }
 
-// followHub sends the ring's events to the watch until the ring moves past it, the
-// hub ends, or its reader falls behind; it reports false when the watch is over (an
-// error was sent, the reader left, ctx ended) and true when it must go on from c with
-// a backend watch.
-func (s *Store) followHub(ctx context.Context, w *Watcher, h *watchHub, c *hubCursor, k *resource.KindInfo,
-	t reflect.Type, f filter, prefix string, from int64, send func(Event) bool) bool {
+// hubEnd says why a watch stopped following the hub.
+type hubEnd int
+
+const (
+	hubDone  hubEnd = iota // the watch is over: an error was sent, the reader left, ctx ended
+	hubLost                // the ring moved past the watch before it read its events
+	hubEnded               // the hub ended: go on from the cursor with a backend watch
+)
+
+// followHub sends the ring's events to the watch from c on until the watch is over,
+// the ring moves past it, or the hub ends.
+func (s *Store) followHub(ctx context.Context, out *watchSink, h *watchHub, c *hubCursor, k *resource.KindInfo,
+	t reflect.Type, f filter, opts WatchOptions) hubEnd {
+	prefix := nsPrefix(k, opts.Namespace)
+	send := out.send
 	var buf []*hubEvent
 	for {
-		var notify <-chan struct{}
-		var ended, ok bool
-		buf, notify, ended, ok = h.read(c.q, buf[:0])
+		var r hubRead
+		var ok bool
+		buf, r, ok = h.read(c.q, buf[:0])
 		if !ok {
-			return true // the ring moved past this watch
+			return hubLost
 		}
 		for _, ev := range buf {
 			c.q++
 			be := ev.be
-			if be.Revision <= from || !strings.HasPrefix(be.KV.Key, prefix) {
+			if be.Revision <= c.floor || !strings.HasPrefix(be.KV.Key, prefix) {
 				continue
 			}
 			if be.Revision == c.last {
@@ -258,42 +330,133 @@ func (s *Store) followHub(ctx context.Context, w *Watcher, h *watchHub, c *hubCu
 			} else {
 				c.last, c.count = be.Revision, 1
 			}
-			out, emit, err := s.convertEvent(k, f, be, func(prev bool) (resource.Object, error) {
+			we, emit, err := s.convertEvent(k, f, be, func(prev bool) (resource.Object, error) {
 				return ev.object(s, k, t, prev)
 			})
 			if err != nil {
 				send(Event{Type: Error, Err: err})
-				return false
+				return hubDone
 			}
 			if !emit {
 				continue
 			}
-			if len(w.ch) == cap(w.ch) {
-				// The reader is behind. From this event on the watch follows the
-				// backend, whose history (not the ring) decides how far behind a
-				// reader may fall before its watch ends with 410 Expired.
-				c.count--
-				c.behind = true
-				return true
+			we.src = &ev.cur
+			if we.Type == Deleted {
+				we.src = &ev.prev
 			}
-			// Every watch sends its own copy, stamped with the event's revision.
-			out.Object = objcodec.DeepCopy(out.Object)
-			out.Object.GetObjectMeta().ResourceVersion = formatRV(be.Revision)
-			if !send(out) {
-				return false
+			if !opts.SharedObjects {
+				we.Object = objcodec.DeepCopy(we.Object)
 			}
+			if out.w == nil {
+				// A WatchFunc's handler: nothing to watch while it runs.
+				if !send(we) {
+					clear(buf)
+					return hubDone
+				}
+			} else if end, ok := s.sendFromHub(ctx, out.w, h, c.q, we, r.notify); !ok {
+				clear(buf)
+				return end
+			}
+			c.sent = be.Revision
 		}
 		clear(buf)
 		if len(buf) > 0 {
 			continue
 		}
-		if ended {
-			return true
+		if opts.AllowBookmarks && r.progress >= max(c.floor, c.last, c.sent) && s.bookmarkDue(ctx, c) {
+			c.bm, c.bmAt = s.clock.Now(), time.Now()
+			if !send(Event{Type: Bookmark, Object: bookmarkObject(k, r.progress)}) {
+				return hubDone
+			}
+			c.sent = r.progress
 		}
+		if r.ended {
+			return hubEnded
+		}
+		var tick <-chan struct{}
+		if opts.AllowBookmarks {
+			tick = r.tick
+		}
+		out.waiting()
 		select {
-		case <-notify:
+		case <-r.notify:
+		case <-tick:
 		case <-ctx.Done():
-			return false
+			return hubDone
 		}
 	}
+}
+
+// sendFromHub hands ev to the watch's reader. While the reader does not take it, it
+// watches the ring: once the ring no longer holds q, the next event the watch would
+// read, the watch cannot go on and ends (hubLost) without waiting for its reader.
+func (s *Store) sendFromHub(ctx context.Context, w *Watcher, h *watchHub, q int64, ev Event,
+	notify <-chan struct{}) (hubEnd, bool) {
+	select {
+	case w.ch <- ev:
+		return 0, true
+	default:
+	}
+	for {
+		select {
+		case w.ch <- ev:
+			return 0, true
+		case <-ctx.Done():
+			return hubDone, false
+		case <-notify:
+			var lost bool
+			if lost, notify = h.lost(q); lost {
+				return hubLost, false
+			}
+		}
+	}
+}
+
+// bookmarkDue reports whether the watch at c sends a bookmark now: BookmarkInterval
+// has passed since its last one, or its deadline is less than two seconds away and
+// its last one is older than that (so that the watch that follows starts from a
+// recent revision).
+func (s *Store) bookmarkDue(ctx context.Context, c *hubCursor) bool {
+	if s.clock.Now().Sub(c.bm) >= s.opts.BookmarkInterval {
+		return true
+	}
+	d, ok := ctx.Deadline()
+	return ok && time.Until(d) < 2*time.Second && time.Since(c.bmAt) > 2*time.Second
+}
+
+// bookmarkObject is the object of a bookmark at revision rev: an empty object of kind
+// k carrying only the resourceVersion.
+func bookmarkObject(k *resource.KindInfo, rev int64) resource.Object {
+	bm := k.New()
+	bm.GetTypeMeta().Kind, bm.GetTypeMeta().APIVersion = k.Kind, k.APIVersion()
+	bm.GetObjectMeta().ResourceVersion = formatRV(rev)
+	return bm
+}
+
+// object returns the shared object after the event (prev false) or before it, a t of
+// kind k stamped with the event's revision, decoded at most once; nil when the event
+// has no value there.
+func (ev *hubEvent) object(s *Store, k *resource.KindInfo, t reflect.Type, prev bool) (resource.Object, error) {
+	be := ev.be
+	o, kv := &ev.cur, &be.KV
+	if prev {
+		o, kv = &ev.prev, be.PrevKV
+	} else if be.Type != backend.EventPut {
+		kv = nil
+	}
+	o.once.Do(func() {
+		if kv == nil {
+			return
+		}
+		o.k, o.data, o.rev = k, kv.Value, be.Revision
+		obj, _, err := s.stored(k, kv.Key, kv.ModRevision, kv.Value, be.Revision, t)
+		if err != nil {
+			o.err = err
+			return
+		}
+		// One copy per event, stamped with its revision, shared by every watch.
+		o.obj = objcodec.DeepCopy(obj)
+		o.obj.GetObjectMeta().ResourceVersion = formatRV(be.Revision)
+	})
+	return o.obj, o.err
 }

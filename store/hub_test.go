@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -61,9 +62,10 @@ func drain(w *Watcher, into *[]seen, slow bool) {
 
 // TestWatchHub_delivers_what_a_backend_watch_delivers runs random writes under
 // watches served by the hub (a tiny ring, slow and stalled readers, so that watches
-// fall behind it and go on with backend watches of their own, also in the middle of
-// a revision) and compares every watch with the same watch served by a backend watch
-// of its own: the events must be the same, in the same order.
+// fall behind it, end with 410 Expired and resume from their last resourceVersion,
+// caught up from the backend and back on the hub) and compares every watch with the
+// same watch of a store without the hub, each watch following the backend itself:
+// the events must be the same, in the same order.
 func TestWatchHub_delivers_what_a_backend_watch_delivers(t *testing.T) {
 	for _, ring := range []int{8, 1024} {
 		t.Run(fmt.Sprint("ring", ring), func(t *testing.T) { testHubAgainstBackend(t, ring) })
@@ -74,16 +76,10 @@ func testHubAgainstBackend(t *testing.T, ring int) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	s, b := newTestStore(t, Options{BookmarkInterval: 24 * time.Hour, WatchBuffer: 4, WatchCacheEvents: ring})
-	var mu sync.Mutex
-	fallbacks, midRevision := 0, 0
-	SetHubFallback(s, func(skip int) {
-		mu.Lock()
-		defer mu.Unlock()
-		fallbacks++
-		if skip > 0 {
-			midRevision++
-		}
-	})
+	ref, err := New(b, Options{BookmarkInterval: 24 * time.Hour})
+	require.NoError(t, err)
+	defer ref.Close()
+	DisableHub(ref)
 
 	r := rand.New(rand.NewSource(7))
 	namespaces := []string{"p-a", "p-b"}
@@ -152,9 +148,11 @@ func testHubAgainstBackend(t *testing.T, ring int) {
 	require.NoError(t, err)
 
 	type pair struct {
-		name      string
-		hub, back *Watcher
-		slow      bool
+		name string
+		opts WatchOptions
+		hub  *resumingWatch
+		back *Watcher
+		slow bool
 	}
 	var pairs []pair
 	for _, o := range []WatchOptions{
@@ -166,14 +164,16 @@ func testHubAgainstBackend(t *testing.T, ring int) {
 		{LabelSelector: "team!=red", Namespace: "p-b", ResourceVersion: formatRV(rev)},
 		{FieldSelector: "metadata.name=t1"},
 	} {
+		if o.ResourceVersion == "" {
+			// A client that may have to resume needs the revision of the initial events.
+			o.SendInitialEvents, o.AllowBookmarks = true, true
+		}
 		for _, slow := range []bool{false, true} {
-			hw, err := s.Watch(ctx, &resource.VirtualClusterInstance{}, o)
+			hw := &resumingWatch{s: s, opts: o, lastRV: o.ResourceVersion}
+			hw.start(t, ctx)
+			bw, err := ref.Watch(ctx, &resource.VirtualClusterInstance{}, o)
 			require.NoError(t, err)
-			bo := o
-			bo.AllowBookmarks = true // served by a backend watch of its own
-			bw, err := s.Watch(ctx, &resource.VirtualClusterInstance{}, bo)
-			require.NoError(t, err)
-			pairs = append(pairs, pair{name: fmt.Sprintf("%+v slow=%v", o, slow), hub: hw, back: bw, slow: slow})
+			pairs = append(pairs, pair{name: fmt.Sprintf("%+v slow=%v", o, slow), opts: o, hub: hw, back: bw, slow: slow})
 		}
 	}
 	hubStart := time.Now()
@@ -188,24 +188,72 @@ func testHubAgainstBackend(t *testing.T, ring int) {
 	var wg sync.WaitGroup
 	for i, p := range pairs {
 		wg.Add(2)
-		go func() { defer wg.Done(); drain(p.hub, &got[i], p.slow) }()
+		go func() { defer wg.Done(); p.hub.drain(t, ctx, &got[i], p.slow) }()
 		go func() { defer wg.Done(); drain(p.back, &want[i], false) }()
 	}
 	wg.Wait()
+	resumes := 0
 	for i, p := range pairs {
-		p.hub.Stop()
+		p.hub.w.Stop()
 		p.back.Stop()
 		require.NotEmpty(t, want[i], p.name)
 		require.Equal(t, want[i], got[i], p.name)
+		resumes += p.hub.resumes
 	}
-	mu.Lock()
-	defer mu.Unlock()
-	t.Logf("compared %d watches over %v; %d left the hub, %d in the middle of a revision", len(pairs), time.Since(hubStart), fallbacks, midRevision)
+	t.Logf("compared %d watches over %v; %d resumed after falling behind", len(pairs), time.Since(hubStart), resumes)
 	if ring < 100 {
 		// Nobody read during the writes: every watch served by the hub fell behind.
-		// Where in a revision each was then depends on timing; most runs see some in
-		// the middle of one.
-		assert.Positive(t, fallbacks, "watches fell behind the ring")
+		assert.Positive(t, resumes, "watches fell behind the ring")
+	}
+}
+
+// resumingWatch is a watch of instances that, when it ends with 410 Expired, goes on
+// with a watch from the last resourceVersion it delivered, as a client does.
+type resumingWatch struct {
+	s       *Store
+	example resource.Object // nil for instances
+	opts    WatchOptions
+	w       *Watcher
+	lastRV  string
+	resumes int
+}
+
+func (r *resumingWatch) start(t *testing.T, ctx context.Context) {
+	if r.example == nil {
+		r.example = &resource.VirtualClusterInstance{}
+	}
+	w, err := r.s.Watch(ctx, r.example, r.opts)
+	require.NoError(t, err)
+	r.w = w
+}
+
+// drain reads the watch, resuming it as needed, until it has been quiet for a while.
+func (r *resumingWatch) drain(t *testing.T, ctx context.Context, into *[]seen, slow bool) {
+	for {
+		var part []seen
+		drain(r.w, &part, slow)
+		if n := len(part); n > 0 && part[n-1].Type == Error && strings.Contains(part[n-1].Name, "behind") {
+			*into = append(*into, part[:n-1]...)
+			for _, e := range part[:n-1] {
+				// The initial events come in no revision order: a client takes the
+				// revision of the bookmark that ends them.
+				if r.lastRV != "" || e.Type == Bookmark {
+					r.lastRV = e.RV
+				}
+			}
+			r.w.Stop()
+			require.NotEmpty(t, r.lastRV, "fell behind during the initial events: %v", part)
+			r.opts.ResourceVersion = r.lastRV
+			r.resumes++
+			w, err := r.s.Watch(ctx, r.example, r.opts)
+			if !assert.NoError(t, err) {
+				return
+			}
+			r.w = w
+			continue
+		}
+		*into = append(*into, part...)
+		return
 	}
 }
 
@@ -277,7 +325,7 @@ func TestWatchHub_watches_outlive_the_store(t *testing.T) {
 
 // newTestStore returns a store over a new memdb backend, both closed when the test
 // ends.
-func newTestStore(t *testing.T, opts Options) (*Store, *memdb.Backend) {
+func newTestStore(t testing.TB, opts Options) (*Store, *memdb.Backend) {
 	t.Helper()
 	b := memdb.New(memdb.Options{})
 	t.Cleanup(func() { _ = b.Close() })
@@ -287,36 +335,115 @@ func newTestStore(t *testing.T, opts Options) (*Store, *memdb.Backend) {
 	return s, b
 }
 
-// TestWatchHub_a_reader_behind_expires_with_the_backend checks that the ring does not
-// keep a stalled reader's watch alive past the backend's history: it ends with 410
-// Expired as a watch that never used the hub would, whatever the ring still holds.
-func TestWatchHub_a_reader_behind_expires_with_the_backend(t *testing.T) {
+// TestWatchHub_a_stalled_reader_ends_without_holding_others checks that a watch
+// whose reader stops reading ends with 410 Expired as soon as the ring moves past it,
+// holding no more than its buffer, while the writers and a watch that reads go on.
+func TestWatchHub_a_stalled_reader_ends_without_holding_others(t *testing.T) {
 	ctx := t.Context()
-	b := memdb.New(memdb.Options{HistoryRevisions: 5, WatchBuffer: 1})
-	defer b.Close()
-	s, err := New(b, Options{WatchBuffer: 1})
-	require.NoError(t, err)
-	defer s.Close()
+	s, b := newTestStore(t, Options{WatchBuffer: 3, WatchCacheEvents: 64})
 	rev, err := b.Revision(ctx)
 	require.NoError(t, err)
+	stalled, err := s.Watch(ctx, &resource.Project{}, WatchOptions{ResourceVersion: fmt.Sprint(rev)})
+	require.NoError(t, err)
+	defer stalled.Stop()
+	reader := &resumingWatch{s: s, example: &resource.Project{}, opts: WatchOptions{ResourceVersion: fmt.Sprint(rev)}, lastRV: fmt.Sprint(rev)}
+	reader.start(t, ctx)
+	var got []seen
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		reader.drain(t, ctx, &got, false)
+	}()
+	var want []string
+	for i := range 300 { // far more than the ring holds
+		name := fmt.Sprintf("p%03d", i)
+		want = append(want, name)
+		require.NoError(t, s.Create(ctx, &resource.Project{ObjectMeta: resource.ObjectMeta{Name: name}}, CreateOptions{}))
+	}
+	<-done
+	reader.w.Stop()
+	var names []string
+	for _, e := range got {
+		names = append(names, strings.TrimPrefix(e.Name, "/"))
+	}
+	assert.Equal(t, want, names, "the reading watch, resumed %d times", reader.resumes)
+	names = nil
+	// The stalled watch holds its buffer, then the error: it ended without its reader.
+	var last Event
+	for ev := range stalled.ResultChan() {
+		if last = ev; ev.Type != Error {
+			names = append(names, ev.Object.GetObjectMeta().Name)
+		}
+	}
+	require.Equal(t, Error, last.Type)
+	assert.Equal(t, 410, resource.CodeOf(last.Err))
+	for i, n := range names {
+		assert.Equal(t, want[i], n, "in order from the start")
+	}
+	assert.LessOrEqual(t, len(names), 3+1, "no more than its buffer and the event it was sending")
+}
+
+// TestWatchHub_a_watch_from_before_the_ring_catches_up_and_joins checks that a watch
+// that starts before what the ring holds follows the backend only until it has
+// caught up: then it is served by the ring, so that when its reader stops it ends
+// with 410 Expired instead of following the backend on its own.
+func TestWatchHub_a_watch_from_before_the_ring_catches_up_and_joins(t *testing.T) {
+	ctx := t.Context()
+	s, b := newTestStore(t, Options{WatchBuffer: 3, WatchCacheEvents: 8})
+	rev, err := b.Revision(ctx)
+	require.NoError(t, err)
+	// Start the hub, then write more than its ring holds.
+	first, err := s.Watch(ctx, &resource.Project{}, WatchOptions{ResourceVersion: fmt.Sprint(rev)})
+	require.NoError(t, err)
+	first.Stop()
+	create := func(i int) {
+		require.NoError(t, s.Create(ctx, &resource.Project{ObjectMeta: resource.ObjectMeta{Name: fmt.Sprintf("p%03d", i)}}, CreateOptions{}))
+	}
+	for i := range 40 {
+		create(i)
+	}
 	w, err := s.Watch(ctx, &resource.Project{}, WatchOptions{ResourceVersion: fmt.Sprint(rev)})
 	require.NoError(t, err)
 	defer w.Stop()
-	for i := range 30 { // far fewer than the ring holds, far more than the backend keeps
-		require.NoError(t, s.Create(ctx, &resource.Project{ObjectMeta: resource.ObjectMeta{Name: fmt.Sprintf("p%d", i)}}, CreateOptions{}))
+	for i := range 40 {
+		ev := <-w.ResultChan()
+		require.Equal(t, Added, ev.Type, "%v", ev.Err)
+		require.Equal(t, fmt.Sprintf("p%03d", i), ev.Object.GetObjectMeta().Name)
+	}
+	// Caught up: let it join the ring, then stop reading.
+	time.Sleep(100 * time.Millisecond)
+	for i := 40; i < 100; i++ {
+		create(i)
 	}
 	var last Event
 	n := 0
-	for open := true; open; {
-		select {
-		case ev, ok := <-w.ResultChan():
-			if open = ok; ok {
-				last, n = ev, n+1
-			}
-		case <-time.After(10 * time.Second):
-			require.FailNow(t, "the watch neither ends nor delivers: it outlived the backend's history", "after %d events", n)
-		}
+	for ev := range w.ResultChan() {
+		last, n = ev, n+1
+		require.Less(t, n, 20, "the watch follows the backend on its own")
 	}
-	require.Equal(t, Error, last.Type, "after %d events", n)
+	require.Equal(t, Error, last.Type)
 	assert.Equal(t, 410, resource.CodeOf(last.Err))
+}
+
+// TestWatchHub_a_bookmark_comes_before_the_deadline checks that a watch that asked for
+// bookmarks gets one in the last two seconds before its context's deadline, long
+// before BookmarkInterval, so that the watch that follows starts from a recent
+// revision.
+func TestWatchHub_a_bookmark_comes_before_the_deadline(t *testing.T) {
+	s, b := newTestStore(t, Options{BookmarkInterval: time.Hour})
+	require.NoError(t, s.Create(t.Context(), &resource.Project{ObjectMeta: resource.ObjectMeta{Name: "a"}}, CreateOptions{}))
+	rev, err := b.Revision(t.Context())
+	require.NoError(t, err)
+	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Second)
+	defer cancel()
+	w, err := s.Watch(ctx, &resource.Project{}, WatchOptions{ResourceVersion: fmt.Sprint(rev), AllowBookmarks: true})
+	require.NoError(t, err)
+	defer w.Stop()
+	var got []Event
+	for ev := range w.ResultChan() {
+		got = append(got, ev)
+	}
+	require.Len(t, got, 1, "one bookmark, then the end")
+	assert.Equal(t, Bookmark, got[0].Type)
+	assert.Equal(t, fmt.Sprint(rev), got[0].Object.GetObjectMeta().ResourceVersion)
 }

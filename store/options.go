@@ -47,17 +47,18 @@ type Options struct {
 	// A larger object is refused with 413 RequestEntityTooLarge.
 	MaxObjectBytes int
 	// WatchBuffer is how many events a watcher holds for a consumer that is not
-	// reading; 0 means 100. A consumer that stays behind longer than the backend
-	// keeps history gets an ERROR event with 410 Expired; writers never wait for it.
+	// reading; 0 means 100. Writers and other watches never wait for a consumer: one
+	// that falls more than WatchCacheEvents behind gets an ERROR event with 410
+	// Expired, and resumes with a watch from the last resourceVersion it received.
 	WatchBuffer int
 	// WatchCacheEvents is how many of the latest events the store keeps in memory for
-	// its watches, which share one backend watch and decode each event once; 0 means
-	// 1024. A watch these events cannot serve (it starts before them or falls behind
-	// them) follows the backend with a watch of its own, as one that asks for
-	// bookmarks always does.
+	// its watches, which share one backend watch and decode and encode each event
+	// once; 0 means 1024. A watch that starts before these events follows the backend
+	// with a watch of its own until it has caught up with them; a watch whose reader
+	// falls behind them ends with 410 Expired.
 	WatchCacheEvents int
-	// BookmarkInterval is the least time between two bookmarks of a watch that asked
-	// for them; 0 means one minute.
+	// BookmarkInterval is about the time between two bookmarks of a watch that asked
+	// for them, sent whether or not events passed its selector; 0 means one minute.
 	BookmarkInterval time.Duration
 	// MaxUpdateRetries bounds how often GuaranteedUpdate and Txn run their function
 	// again after a concurrent write; 0 means 64.
@@ -241,4 +242,9 @@ type WatchOptions struct {
 	// SendInitialEvents, with ResourceVersion "" or "0", ends the synthetic ADDED
 	// events with a BOOKMARK annotated "k8s.io/initial-events-end".
 	SendInitialEvents bool
+	// SharedObjects hands the watch the same object for an event as every other
+	// watch of the store that asked for it, instead of a copy of its own: the reader
+	// must not change an event's Object. It saves a copy per event and watch for a
+	// reader that only inspects and encodes them (see [Event.JSON]).
+	SharedObjects bool
 }

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"errors"
+	"fmt"
 	"reflect"
 	"sync"
 	"time"
@@ -36,8 +37,11 @@ type Event struct {
 	// carrying only the resourceVersion. Nil for ERROR.
 	Object resource.Object
 	// Err is set for ERROR: a *resource.StatusError (410 Expired when the watch fell
-	// behind what the store keeps). The watch ends after it.
+	// behind what the store keeps, or behind its fellow watches: see
+	// [Options.WatchCacheEvents]). The watch ends after it.
 	Err error
+
+	src *eventObject // where Object came from, for JSON and Encoded
 }
 
 // Watcher delivers the events of a watch, in resourceVersion order, without gaps or
@@ -79,6 +83,86 @@ func (w *Watcher) Stop() {
 // Errors: 400 for a malformed selector or resourceVersion; 410 Expired when N is older
 // than what the store keeps; 504 Timeout when N is newer than the store.
 func (s *Store) Watch(ctx context.Context, example resource.Object, opts WatchOptions) (*Watcher, error) {
+	wctx, cancel := context.WithCancel(ctx)
+	st, err := s.startWatch(wctx, example, opts)
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	w := &Watcher{ch: make(chan Event, s.opts.WatchBuffer), cancel: cancel, done: make(chan struct{})}
+	go func() {
+		defer close(w.done)
+		defer close(w.ch)
+		s.runWatch(wctx, &watchSink{send: w.sender(wctx), w: w}, st)
+	}()
+	return w, nil
+}
+
+// WatchHandler receives the events of a watch that [Store.WatchFunc] runs.
+type WatchHandler struct {
+	// Ready is called once the watch is set up, before any event; nil calls nothing.
+	Ready func()
+	// Event is called with each event, as a [Watcher] delivers them; it returns false
+	// to end the watch. The watch ends after an ERROR event.
+	Event func(Event) bool
+	// Idle is called when every event available so far was handed to Event and the
+	// watch waits for more (a stream flushes there); nil calls nothing.
+	Idle func()
+}
+
+// WatchFunc is [Store.Watch] run in the caller's goroutine, without a channel: it
+// calls h.Event with each event until ctx ends, h.Event returns false, or an ERROR
+// event was handed on. It returns the errors Watch returns, before any event, and nil
+// once the watch has run.
+//
+// Nothing waits for h.Event: while it blocks, the watch keeps nothing but the
+// events it took from the store's shared watch cache and has not handed on yet, and
+// a watch that has fallen behind the cache by the time h.Event returns ends with 410
+// Expired. It saves the goroutine and the channel hop of a Watcher, for a server
+// that writes each event to a stream.
+func (s *Store) WatchFunc(ctx context.Context, example resource.Object, opts WatchOptions, h WatchHandler) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	st, err := s.startWatch(ctx, example, opts)
+	if err != nil {
+		return err
+	}
+	if h.Ready != nil {
+		h.Ready()
+	}
+	send := func(ev Event) bool {
+		return ctx.Err() == nil && h.Event(ev) && ev.Type != Error
+	}
+	s.runWatch(ctx, &watchSink{send: send, idle: h.Idle}, st)
+	return nil
+}
+
+// watchSink is where a watch's events go.
+type watchSink struct {
+	send func(Event) bool // hands an event on; false when the watch is over
+	idle func()           // called before the watch waits for more events; may be nil
+	w    *Watcher         // the Watcher whose channel send fills, nil for WatchFunc
+}
+
+// waiting tells the sink that the watch waits for more events.
+func (o *watchSink) waiting() {
+	if o.idle != nil {
+		o.idle()
+	}
+}
+
+// watchStart is a watch set up and ready to run: from the hub h at sequence number q,
+// or, when bw is set, from the backend watch bw until the hub can take over.
+type watchStart struct {
+	ws      *watchState
+	initial []backend.KV
+	h       *watchHub
+	q       int64
+	bw      backend.Watcher
+}
+
+// startWatch checks a watch's options and sets it up.
+func (s *Store) startWatch(ctx context.Context, example resource.Object, opts WatchOptions) (*watchStart, error) {
 	k, err := s.kindOf(example)
 	if err != nil {
 		return nil, err
@@ -108,38 +192,79 @@ func (s *Store) Watch(ctx context.Context, example resource.Object, opts WatchOp
 		}
 		initial, from = res.KVs, res.Revision
 	}
-	wctx, cancel := context.WithCancel(ctx)
-	w := &Watcher{ch: make(chan Event, s.opts.WatchBuffer), cancel: cancel, done: make(chan struct{})}
-	if !opts.AllowBookmarks {
-		// Bookmarks need the backend's progress notifications: such a watch follows
-		// the backend itself.
-		if h := s.hub(from); h != nil {
-			if q, ok := h.start(from); ok {
-				go s.runHubWatch(wctx, w, h, q, k, reflect.TypeOf(example), f, opts, initial, from)
-				return w, nil
-			}
+	st := &watchStart{ws: &watchState{k: k, t: reflect.TypeOf(example), f: f, opts: opts, from: from, prefix: prefix},
+		initial: initial}
+	if h := s.hub(from); h != nil {
+		if q, ok := h.start(from); ok {
+			st.h, st.q = h, q
+			return st, nil
 		}
 	}
-	bw, err := s.b.Watch(wctx, backend.WatchOptions{Prefix: prefix, StartRevision: from + 1, ProgressNotify: opts.AllowBookmarks})
+	// The ring starts after from: catch up with a backend watch of its own.
+	bw, err := s.b.Watch(ctx, backend.WatchOptions{Prefix: prefix, StartRevision: from + 1, ProgressNotify: true})
 	if err != nil {
-		cancel()
 		return nil, backendError(err)
 	}
-	go s.runWatch(wctx, w, bw, k, f, opts, initial, from, s.clock.Now())
-	return w, nil
+	st.bw = bw
+	return st, nil
 }
 
-// runWatch serves a watch with a backend watch of its own.
-func (s *Store) runWatch(ctx context.Context, w *Watcher, bw backend.Watcher, k *resource.KindInfo, f filter,
-	opts WatchOptions, initial []backend.KV, from int64, lastBookmark time.Time) {
-	defer close(w.done)
-	defer close(w.ch)
-	defer bw.Stop()
-	send := w.sender(ctx)
-	if !s.sendInitial(k, f, opts, initial, from, send) {
+// watchState is what a watch's goroutine knows of it.
+type watchState struct {
+	k      *resource.KindInfo
+	t      reflect.Type
+	f      filter
+	opts   WatchOptions
+	from   int64
+	prefix string
+}
+
+// runWatch serves a watch: its initial events, then the hub from st's position, or
+// st's backend watch until the hub can take over.
+func (s *Store) runWatch(ctx context.Context, out *watchSink, st *watchStart) {
+	ws, h, bw := st.ws, st.h, st.bw
+	send := out.send
+	if !s.sendInitial(ws.k, ws.f, ws.opts, st.initial, ws.from, send) {
+		if bw != nil {
+			bw.Stop()
+		}
 		return
 	}
-	s.followBackend(ctx, w, bw, k, f, opts, lastBookmark, 0, 0, send)
+	c := hubCursor{q: st.q, floor: ws.from, last: ws.from, sent: ws.from, bm: s.clock.Now(), bmAt: time.Now()}
+	for {
+		if bw != nil {
+			if h, c.q = s.followBackend(ctx, out, bw, ws, &c); h == nil {
+				return
+			}
+			bw = nil
+		}
+		switch s.followHub(ctx, out, h, &c, ws.k, ws.t, ws.f, ws.opts) {
+		case hubDone:
+			return
+		case hubLost:
+			send(Event{Type: Error, Err: resource.NewExpired(fmt.Sprintf(
+				"the watch fell %d events behind the others; watch again from the last resourceVersion received",
+				s.opts.WatchCacheEvents))})
+			return
+		}
+		// The hub ended: go on from the position with a backend watch of its own.
+		start, skip := c.last+1, 0
+		if c.count > 0 {
+			start, skip = c.last, c.count
+		}
+		if s.hubFallback != nil {
+			s.hubFallback(skip)
+		}
+		var err error
+		bw, err = s.b.Watch(ctx, backend.WatchOptions{Prefix: ws.prefix, StartRevision: start, ProgressNotify: true})
+		if err != nil {
+			if ctx.Err() == nil {
+				send(Event{Type: Error, Err: backendError(err)})
+			}
+			return
+		}
+		c.skipRev, c.skip = c.last, skip
+	}
 }
 
 // sendInitial sends the ADDED events of a watch that started without a
@@ -153,15 +278,14 @@ func (s *Store) sendInitial(k *resource.KindInfo, f filter, opts WatchOptions, i
 			send(Event{Type: Error, Err: err})
 			return false
 		}
-		if f.matches(obj) && !send(Event{Type: Added, Object: obj}) {
+		ev := Event{Type: Added, Object: obj, src: &eventObject{k: k, data: kv.Value, rev: kv.ModRevision, obj: obj}}
+		if f.matches(obj) && !send(ev) {
 			return false
 		}
 	}
 	if len(initial) > 0 || opts.SendInitialEvents {
 		if opts.SendInitialEvents && opts.ResourceVersion == "" || opts.SendInitialEvents && opts.ResourceVersion == "0" {
-			bm := k.New()
-			bm.GetTypeMeta().Kind, bm.GetTypeMeta().APIVersion = k.Kind, k.APIVersion()
-			bm.GetObjectMeta().ResourceVersion = formatRV(from)
+			bm := bookmarkObject(k, from)
 			bm.GetObjectMeta().Annotations = map[string]string{AnnotationInitialEventsEnd: "true"}
 			if !send(Event{Type: Bookmark, Object: bm}) {
 				return false
@@ -171,21 +295,27 @@ func (s *Store) sendInitial(k *resource.KindInfo, f filter, opts WatchOptions, i
 	return true
 }
 
-// followBackend sends the events of the backend watch bw until it or the watch ends,
-// leaving out the first skip events of revision skipRev (sent already).
-func (s *Store) followBackend(ctx context.Context, w *Watcher, bw backend.Watcher, k *resource.KindInfo, f filter,
-	opts WatchOptions, lastBookmark time.Time, skipRev int64, skip int, send func(Event) bool) {
+// followBackend sends the events of the backend watch bw from c on until the watch
+// ends (it returns nil) or bw reports progress at a revision the hub holds: it then
+// returns the hub and the sequence number to go on from, with c at that revision.
+func (s *Store) followBackend(ctx context.Context, out *watchSink, bw backend.Watcher, ws *watchState,
+	c *hubCursor) (*watchHub, int64) {
 	defer bw.Stop()
+	send := out.send
 	fail := func(err error) {
 		send(Event{Type: Error, Err: err})
 	}
+	k, f, opts := ws.k, ws.f, ws.opts
 	for {
 		var be backend.Event
 		var ok bool
+		if len(bw.Events()) == 0 {
+			out.waiting()
+		}
 		select {
 		case be, ok = <-bw.Events():
 		case <-ctx.Done():
-			return
+			return nil, 0
 		}
 		if !ok {
 			err := bw.Err()
@@ -193,43 +323,72 @@ func (s *Store) followBackend(ctx context.Context, w *Watcher, bw backend.Watche
 				if err == nil && ctx.Err() == nil {
 					fail(resource.NewInternalError(errors.New("store: backend watch ended")))
 				}
-				return
+				return nil, 0
 			}
 			fail(backendError(err))
-			return
+			return nil, 0
 		}
 		if be.Type == backend.EventProgress {
-			if opts.AllowBookmarks && s.clock.Now().Sub(lastBookmark) >= s.opts.BookmarkInterval {
-				lastBookmark = s.clock.Now()
-				bm := k.New()
-				bm.GetTypeMeta().Kind, bm.GetTypeMeta().APIVersion = k.Kind, k.APIVersion()
-				bm.GetObjectMeta().ResourceVersion = formatRV(be.Revision)
-				if !send(Event{Type: Bookmark, Object: bm}) {
-					return
+			// Every event up to be.Revision was delivered: the hub may take over.
+			if be.Revision >= c.last {
+				if h := s.hub(be.Revision); h != nil {
+					if q, ok := h.start(be.Revision); ok {
+						c.floor, c.last, c.count, c.skip = be.Revision, be.Revision, 0, 0
+						return h, q
+					}
 				}
+			}
+			if opts.AllowBookmarks && be.Revision >= max(c.sent, c.floor) && s.bookmarkDue(ctx, c) {
+				c.bm, c.bmAt = s.clock.Now(), time.Now()
+				if !send(Event{Type: Bookmark, Object: bookmarkObject(k, be.Revision)}) {
+					return nil, 0
+				}
+				c.sent = be.Revision
 			}
 			continue
 		}
-		if skip > 0 && be.Revision == skipRev {
-			skip--
+		if c.skip > 0 && be.Revision == c.skipRev {
+			c.skip--
 			continue
 		}
-		ev, emit, err := s.convertEvent(k, f, be, func(prev bool) (resource.Object, error) {
+		if be.Revision == c.last {
+			c.count++
+		} else {
+			c.last, c.count = be.Revision, 1
+		}
+		var cur, prev resource.Object
+		ev, emit, err := s.convertEvent(k, f, be, func(isPrev bool) (resource.Object, error) {
 			kv := &be.KV
-			if prev {
+			if isPrev {
 				kv = be.PrevKV
 			} else if be.Type != backend.EventPut {
 				return nil, nil
 			}
-			return s.decode(k, kv.Key, kv.ModRevision, kv.Value, be.Revision)
+			obj, err := s.decode(k, kv.Key, kv.ModRevision, kv.Value, be.Revision)
+			if isPrev {
+				prev = obj
+			} else {
+				cur = obj
+			}
+			return obj, err
 		})
 		if err != nil {
 			fail(err)
-			return
+			return nil, 0
 		}
-		if emit && !send(ev) {
-			return
+		if !emit {
+			continue
 		}
+		switch {
+		case cur != nil && ev.Object == cur:
+			ev.src = &eventObject{k: k, data: be.KV.Value, rev: be.Revision, obj: cur}
+		case prev != nil && ev.Object == prev:
+			ev.src = &eventObject{k: k, data: be.PrevKV.Value, rev: be.Revision, obj: prev}
+		}
+		if !send(ev) {
+			return nil, 0
+		}
+		c.sent = be.Revision
 	}
 }
 

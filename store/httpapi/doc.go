@@ -42,7 +42,8 @@
 //     the store (a token issuer, a move between projects);
 //   - Config.Public and Config.NonResource: extra endpoints (a JWKS document).
 //
-// Requests pass, in order: the base path, the unauthenticated endpoints, routing, the
-// in-flight bounds, authentication, name and query validation, authorization, and
-// the handler.
+// Requests pass, in order: the base path, the unauthenticated endpoints, routing,
+// authentication, the in-flight bounds (shared fairly between callers: see
+// Config.MaxRequestsInFlightPerUser), name and query validation, authorization, and
+// the handler. A watch streams each event's shared JSON encoding (store.Event.JSON).
 package httpapi

@@ -77,6 +77,14 @@ type Config struct {
 	MaxMutatingRequestsInFlight int
 	// MaxWatches bounds the open watches; 0 means DefaultMaxWatches.
 	MaxWatches int
+	// MaxRequestsInFlightPerUser, MaxMutatingRequestsInFlightPerUser and
+	// MaxWatchesPerUser bound what one caller (a user, or an anonymous client's
+	// address) holds of each bound above; 0 means half of it. A request over its
+	// caller's share is 429 at once; while every seat is taken, requests wait briefly
+	// and the seats that free go to the waiting callers in turn (see fair.go).
+	MaxRequestsInFlightPerUser         int
+	MaxMutatingRequestsInFlightPerUser int
+	MaxWatchesPerUser                  int
 	// RequestTimeout bounds every request but a watch; 0 means DefaultRequestTimeout.
 	RequestTimeout time.Duration
 	// Logger receives a line per failed (5xx) request; nil discards.
@@ -120,9 +128,9 @@ type Server struct {
 	authz    Authorizer
 	served   map[string]*servedResource // by "group/version/resource"
 	groups   []*servedGroup             // sorted by name
-	readOnly chan struct{}
-	mutating chan struct{}
-	watches  chan struct{}
+	readOnly *fairLimiter
+	mutating *fairLimiter
+	watches  *fairLimiter
 
 	stop     chan struct{}
 	stopOnce sync.Once
@@ -157,15 +165,19 @@ func New(cfg Config) (*Server, error) {
 	if s.authz == nil {
 		s.authz = AllowAll
 	}
-	n := func(v, d int) chan struct{} {
+	n := func(v, d, perUser, queue int) *fairLimiter {
 		if v <= 0 {
 			v = d
 		}
-		return make(chan struct{}, v)
+		if perUser <= 0 {
+			perUser = v / 2
+		}
+		return newFairLimiter(v, perUser, queue)
 	}
-	s.readOnly = n(cfg.MaxRequestsInFlight, DefaultMaxRequestsInFlight)
-	s.mutating = n(cfg.MaxMutatingRequestsInFlight, DefaultMaxMutatingRequestsInFlight)
-	s.watches = n(cfg.MaxWatches, DefaultMaxWatches)
+	s.readOnly = n(cfg.MaxRequestsInFlight, DefaultMaxRequestsInFlight, cfg.MaxRequestsInFlightPerUser, queueLength)
+	s.mutating = n(cfg.MaxMutatingRequestsInFlight, DefaultMaxMutatingRequestsInFlight, cfg.MaxMutatingRequestsInFlightPerUser, queueLength)
+	// A watch runs for minutes: it does not wait for a seat.
+	s.watches = n(cfg.MaxWatches, DefaultMaxWatches, cfg.MaxWatchesPerUser, 0)
 	if s.cfg.RequestTimeout <= 0 {
 		s.cfg.RequestTimeout = DefaultRequestTimeout
 	}
@@ -195,7 +207,7 @@ func (s *Server) Ready() bool { return s.cfg.Ready == nil || s.cfg.Ready() }
 // InFlight returns the requests being served now: read-only ones, mutating ones and
 // open watches.
 func (s *Server) InFlight() (readOnly, mutating, watches int) {
-	return len(s.readOnly), len(s.mutating), len(s.watches)
+	return s.readOnly.inFlight(), s.mutating.inFlight(), s.watches.inFlight()
 }
 
 // ServeHTTP serves one request.
@@ -227,8 +239,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.serve(rw, r)
 }
 
-// serve runs the filters in order: path prefix, unauthenticated endpoints, in-flight
-// limits, authentication, routing, authorization, then the handler.
+// serve runs the filters in order: path prefix, unauthenticated endpoints, routing,
+// authentication, the in-flight bounds (fair between callers), authorization, then
+// the handler.
 func (s *Server) serve(w *statusRecorder, r *http.Request) {
 	rest, ok := s.stripBase(r)
 	if !ok {
@@ -269,27 +282,30 @@ func (s *Server) serve(w *statusRecorder, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	release, err := s.admit(ri)
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	defer release()
-
 	if ri.nonResource == "" {
 		w.info.Verb, w.info.Resource = ri.verb, ri.res.kind.GroupResource()
 		if ri.subresource != "" {
 			w.info.Resource += "/" + ri.subresource
 		}
 	}
+	// Authentication comes before a seat is taken: a caller who cannot authenticate
+	// holds none, and every seat is counted against a known caller.
 	user, err := s.authn.Authenticate(r)
 	if err != nil {
+		refuseUnread(w, r)
 		s.writeError(w, r, err)
 		return
 	}
 	if user != nil {
 		w.info.User = user.Name
 	}
+	release, err := s.admit(r, ri, user)
+	if err != nil {
+		refuseUnread(w, r)
+		s.writeError(w, r, err)
+		return
+	}
+	defer release()
 	if isReview(ri.nonResource) {
 		s.serveReview(w, r, ri, user)
 		return
@@ -308,16 +324,12 @@ func (s *Server) serve(w *statusRecorder, r *http.Request) {
 	}
 	ri.user = user
 
-	ctx := r.Context()
 	if ri.verb != "watch" {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, s.cfg.RequestTimeout)
+		ctx, cancel := context.WithTimeout(r.Context(), s.cfg.RequestTimeout)
 		defer cancel()
-		// A slow client may not hold a request open past the timeout while it sends the
-		// body.
-		_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(s.cfg.RequestTimeout))
+		r = r.WithContext(ctx) // a copy: its Body may be wrapped, net/http's is not
+		limitBodyRead(w, r, s.codec.MaxBytes(), s.cfg.RequestTimeout)
 	}
-	r = r.WithContext(ctx)
 	if ri.nonResource != "" {
 		s.serveNonResource(w, r, ri)
 		return
@@ -338,21 +350,16 @@ func (s *Server) stripBase(r *http.Request) (string, bool) {
 	return rest, true
 }
 
-// admit takes a slot of the in-flight bounds, or answers 429.
-func (s *Server) admit(ri *route) (func(), error) {
-	ch := s.readOnly
+// admit takes a seat of the request's in-flight bound for its caller, or answers 429.
+func (s *Server) admit(r *http.Request, ri *route, user *store.UserInfo) (func(), error) {
+	l := s.readOnly
 	switch {
 	case ri.verb == "watch":
-		ch = s.watches
+		l = s.watches
 	case ri.mutating():
-		ch = s.mutating
+		l = s.mutating
 	}
-	select {
-	case ch <- struct{}{}:
-		return func() { <-ch }, nil
-	default:
-		return nil, resource.NewTooManyRequests("too many requests, please try again later", 1)
-	}
+	return l.acquire(r.Context(), flowKey(r, user))
 }
 
 // fieldManagerFrom is the default field manager of a write: the product token of the

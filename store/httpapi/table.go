@@ -373,9 +373,9 @@ func HumanDuration(d time.Duration) string {
 	return fmt.Sprintf("%dy", hours/24/365)
 }
 
-// watchConverter returns what a watch encodes for each event's object: the object, or
-// its conversion when Accept asks for one (a Table whose first event alone has the
-// column definitions, or PartialObjectMetadata). Watches are streamed as JSON only
+// watchConverter returns what a watch encodes for each event's object: nil when Accept
+// asks for the objects themselves, otherwise their conversion (a Table whose first
+// event alone has the column definitions, or PartialObjectMetadata). Watches are streamed as JSON only
 // (406 otherwise). An object that cannot be converted is sent as it is, as
 // kube-apiserver sends it.
 func (s *Server) watchConverter(r *http.Request, ri *route) (func(resource.Object) any, error) {
@@ -388,11 +388,11 @@ func (s *Server) watchConverter(r *http.Request, ri *route) (func(resource.Objec
 			return nil, err
 		}
 	}
+	if t.as == "" {
+		return nil, nil
+	}
 	headers := true
 	return func(obj resource.Object) any {
-		if t.as == "" {
-			return obj
-		}
 		out, err := s.convert(r, ri.res, t, obj, headers)
 		if err != nil {
 			return obj

@@ -39,8 +39,34 @@ func noEvent(t *testing.T, h *Harness, w *store.Watcher) {
 	}
 }
 
+// bookmarkAt steps the clock a bookmark interval at a time until w delivers a
+// bookmark at revision rev, checking that every bookmark before it is older and that
+// nothing else comes; it returns that bookmark.
+func bookmarkAt(t *testing.T, h *Harness, w *store.Watcher, rev int64) store.Event {
+	t.Helper()
+	last := int64(0)
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); {
+		h.Clock.Step(2 * time.Minute)
+		select {
+		case ev, ok := <-w.ResultChan():
+			require.True(t, ok, "watch ended")
+			require.Equal(t, store.Bookmark, ev.Type, "%v", ev.Err)
+			n := rv(t, ev.Object)
+			require.GreaterOrEqual(t, n, last, "bookmarks went back")
+			require.LessOrEqual(t, n, rev, "a bookmark past the store's revision")
+			if n == rev {
+				return ev
+			}
+			last = n
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+	require.FailNow(t, "no bookmark at the revision", "want %d, last %d", rev, last)
+	return store.Event{}
+}
+
 func watchCases() []storeCase {
-	return []storeCase{
+	return append(fanoutCases(), []storeCase{
 		{name: "row48 watch delivers ADDED MODIFIED DELETED in order, DELETED with the deletion's resourceVersion", run: func(t *testing.T, h *Harness) {
 			w, err := h.S.Watch(h.Ctx, Project(""), store.WatchOptions{ResourceVersion: formatRevision(h.Revision())})
 			require.NoError(t, err)
@@ -150,12 +176,46 @@ func watchCases() []storeCase {
 				w, err := h.S.Watch(h.Ctx, Project(""), store.WatchOptions{ResourceVersion: formatRevision(h.Revision()), AllowBookmarks: true})
 				require.NoError(t, err)
 				defer w.Stop()
-				h.Clock.Step(2 * time.Minute)
 				h.MustCreate(Instance("p-a", "elsewhere")) // another kind moves the revision on
-				ev := nextEvent(t, w)
-				require.Equal(t, store.Bookmark, ev.Type)
-				assert.Equal(t, formatRevision(h.Revision()), ev.Object.GetObjectMeta().ResourceVersion)
+				ev := bookmarkAt(t, h, w, h.Revision())
 				assert.Equal(t, "Project", ev.Object.GetTypeMeta().Kind)
+			}},
+		{name: "row52 bookmarks come while the store is idle",
+			opts: func(o *store.Options) { o.BookmarkInterval = time.Minute },
+			run: func(t *testing.T, h *Harness) {
+				h.MustCreate(Project("a"))
+				w, err := h.S.Watch(h.Ctx, Project(""), store.WatchOptions{ResourceVersion: formatRevision(h.Revision()), AllowBookmarks: true})
+				require.NoError(t, err)
+				defer w.Stop()
+				bookmarkAt(t, h, w, h.Revision())
+				bookmarkAt(t, h, w, h.Revision()) // and again a minute later
+			}},
+		{name: "row52 bookmarks come to a watch no event passes",
+			opts: func(o *store.Options) { o.BookmarkInterval = time.Minute },
+			run: func(t *testing.T, h *Harness) {
+				w, err := h.S.Watch(h.Ctx, Project(""), store.WatchOptions{ResourceVersion: formatRevision(h.Revision()),
+					LabelSelector: "team=none", AllowBookmarks: true})
+				require.NoError(t, err)
+				defer w.Stop()
+				for i := range 3 {
+					h.MustCreate(Project(fmtName("p", i))) // of the kind, not selected
+				}
+				bookmarkAt(t, h, w, h.Revision())
+			}},
+		{name: "row52 a watch without bookmarks gets none",
+			opts: func(o *store.Options) { o.BookmarkInterval = time.Minute },
+			run: func(t *testing.T, h *Harness) {
+				w, err := h.S.Watch(h.Ctx, Project(""), store.WatchOptions{ResourceVersion: formatRevision(h.Revision())})
+				require.NoError(t, err)
+				defer w.Stop()
+				for range 3 {
+					h.Clock.Step(2 * time.Minute)
+					select {
+					case ev := <-w.ResultChan():
+						require.Failf(t, "unexpected event", "%s", ev.Type)
+					case <-time.After(100 * time.Millisecond):
+					}
+				}
 			}},
 		{name: "watch with a resourceVersion newer than the store is 504", run: func(t *testing.T, h *Harness) {
 			_, err := h.S.Watch(h.Ctx, Project(""), store.WatchOptions{ResourceVersion: "424242"})
@@ -201,5 +261,5 @@ func watchCases() []storeCase {
 				prev = rv(t, ev.Object)
 			}
 		}},
-	}
+	}...)
 }
