@@ -9,29 +9,90 @@ import (
 	"github.com/management-service/mgmt/store/internal/managedfields"
 )
 
-// trackFields returns the managedFields of a write: starting from the stored entries
-// (live) or those the client sent, it records what the write changed under the
-// caller's field manager (package internal/managedfields has the rules). apiVersion
-// is the object's: when it is k's, it is used rather than built again.
-func (s *Store) trackFields(k *resource.KindInfo, apiVersion, name string, live, sent []resource.ManagedFieldsEntry,
-	oldData, newData []byte, manager, subresource string) ([]resource.ManagedFieldsEntry, error) {
+// sentManagedFields returns the managedFields a create or update takes from what
+// the client sent (sent, also in work), as a kube-apiserver serving a custom
+// resource does:
+//   - [] is ignored (the stored entries are kept): kube-apiserver's metadata
+//     round trip drops an empty list before its field manager sees it;
+//   - [{}] resets them (see managedfields.IsReset);
+//   - a list with an entry that is not valid (an operation other than Apply or
+//     Update, a fieldsType other than FieldsV1, fieldsV1 that does not parse) is
+//     ignored, and the stored entries are kept.
+//
+// A reset or ignored list is removed from work, so validation does not see it.
+func sentManagedFields(sent []resource.ManagedFieldsEntry, work resource.Object) []resource.ManagedFieldsEntry {
+	switch {
+	case len(sent) == 0:
+		return nil
+	case managedfields.IsReset(sent):
+		work.GetObjectMeta().ManagedFields = nil
+		return sent
+	}
+	if len(resource.ValidateManagedFields(sent, metaPath.Child("managedFields"))) > 0 {
+		work.GetObjectMeta().ManagedFields = nil
+		return nil
+	}
+	if _, err := managedfields.Resolve(nil, sent, ""); err != nil {
+		work.GetObjectMeta().ManagedFields = nil
+		return nil
+	}
+	return sent
+}
+
+// checkFieldManager refuses a field manager longer than 128 characters or with a
+// character that is not printable.
+func checkFieldManager(k *resource.KindInfo, name, manager string) error {
 	if len(manager) > 128 {
-		return nil, resource.NewInvalid(k, name, resource.ErrorList{resource.TooLong(resource.NewPath("fieldManager"), manager, 128)})
+		return resource.NewInvalid(k, name, resource.ErrorList{resource.TooLong(resource.NewPath("fieldManager"), manager, 128)})
 	}
 	for _, r := range manager {
 		if !unicode.IsPrint(r) {
-			return nil, resource.NewInvalid(k, name, resource.ErrorList{resource.Invalid(resource.NewPath("fieldManager"), manager, "must only contain printable characters")})
+			return resource.NewInvalid(k, name, resource.ErrorList{resource.Invalid(resource.NewPath("fieldManager"), manager, "must only contain printable characters")})
 		}
 	}
-	base, err := managedfields.Resolve(live, sent, subresource)
+	return nil
+}
+
+// trackFields returns the managedFields of the write w, whose new encoding is
+// newData: starting from the stored entries (live) or those the client sent, it
+// records what the write changed under the caller's field manager. An apply brings
+// its entries, computed when it merged (apply.go).
+//
+// Objects with a set or map list (metadata.finalizers, metadata.ownerReferences,
+// and the lists the kind's FieldType declares so) are tracked with
+// structured-merge-diff, which knows their merge rules; all others by package
+// internal/managedfields, which is much faster and gives the same result when every
+// list is atomic.
+func (s *Store) trackFields(w *write, live []resource.ManagedFieldsEntry, newData []byte, opts WriteOptions) ([]resource.ManagedFieldsEntry, error) {
+	if opts.apply != nil {
+		return opts.apply.entries, nil
+	}
+	k, name := w.k, w.work.GetObjectMeta().Name
+	if err := checkFieldManager(k, name, opts.FieldManager); err != nil {
+		return nil, err
+	}
+	apiVersion := apiVersionOf(k, w.work.GetTypeMeta().APIVersion)
+	base, err := managedfields.Resolve(live, w.sentFields, w.sub)
 	if err == nil {
-		var out []resource.ManagedFieldsEntry
-		out, err = managedfields.Update(base, oldData, newData, managedfields.Write{
-			Manager: manager, APIVersion: apiVersionOf(k, apiVersion), Subresource: subresource,
-			Now: s.clock.Now(), StatusSubresource: k.HasStatus,
-		})
-		if err == nil {
-			return out, nil
+		var kt *kindType
+		if kt, err = s.types.get(k, s.opts.FieldTypes); err == nil {
+			var out []resource.ManagedFieldsEntry
+			if hasGranularLists(kt.granular, w.oldValue) || hasGranularLists(kt.granular, newData) {
+				manager := opts.FieldManager
+				if manager == "" {
+					manager = managedfields.UnknownManager
+				}
+				out, err = typedUpdate(kt, k, base, w.oldValue, newData, managerKey{manager: manager,
+					operation: resource.ManagedFieldsOperationUpdate, apiVersion: apiVersion, subresource: w.sub}, s.clock.Now())
+			} else {
+				out, err = managedfields.Update(base, w.oldValue, newData, managedfields.Write{
+					Manager: opts.FieldManager, APIVersion: apiVersion, Subresource: w.sub,
+					Now: s.clock.Now(), StatusSubresource: k.HasStatus,
+				})
+			}
+			if err == nil {
+				return out, nil
+			}
 		}
 	}
 	var ee *managedfields.EntryError

@@ -122,19 +122,31 @@ func managedCases() []storeCase {
 			assert.NotNil(t, entryOf(t, p, "m13", ""), "the newest manager is kept")
 			assert.NotNil(t, entryOf(t, p, "ancient-changes", ""))
 		}},
-		{name: "row57 an empty managedFields list resets them and malformed entries are 422", run: func(t *testing.T, h *Harness) {
+		{name: "row57 [{}] resets managedFields, [] and malformed entries are ignored", run: func(t *testing.T, h *Harness) {
 			p := Project("a")
 			p.Spec.DisplayName = "A"
 			require.NoError(t, h.S.Create(h.Ctx, p, store.CreateOptions{WriteOptions: as("alice")}))
 			p.ManagedFields = []resource.ManagedFieldsEntry{}
 			p.Spec.Description = "d"
 			require.NoError(t, h.S.Update(h.Ctx, p, store.UpdateOptions{WriteOptions: as("bob")}))
-			assert.Nil(t, entryOf(t, p, "alice", ""), "reset drops alice")
+			require.NotNil(t, entryOf(t, p, "alice", ""), "[] is ignored: alice stays")
 			require.NotNil(t, entryOf(t, p, "bob", ""))
 			p.ManagedFields = []resource.ManagedFieldsEntry{{Manager: "x", Operation: "Sideways", FieldsType: "FieldsV1", FieldsV1: json.RawMessage(`{}`)}}
-			RequireReason(t, h.S.Update(h.Ctx, p, store.UpdateOptions{}), resource.ReasonInvalid)
+			p.Spec.Description = "e"
+			require.NoError(t, h.S.Update(h.Ctx, p, store.UpdateOptions{WriteOptions: as("bob")}))
+			require.NotNil(t, entryOf(t, p, "alice", ""), "an invalid entry is ignored")
+			assert.Nil(t, entryOf(t, p, "x", ""))
 			p.ManagedFields = []resource.ManagedFieldsEntry{{Manager: "x", Operation: "Update", FieldsType: "FieldsV1", FieldsV1: json.RawMessage(`{"f:spec":5}`)}}
-			RequireReason(t, h.S.Update(h.Ctx, p, store.UpdateOptions{}), resource.ReasonInvalid)
+			p.Spec.Description = "f"
+			require.NoError(t, h.S.Update(h.Ctx, p, store.UpdateOptions{WriteOptions: as("bob")}))
+			require.NotNil(t, entryOf(t, p, "alice", ""), "undecodable fieldsV1 is ignored")
+			p.ManagedFields = []resource.ManagedFieldsEntry{{}}
+			p.Spec.Description = "g"
+			require.NoError(t, h.S.Update(h.Ctx, p, store.UpdateOptions{WriteOptions: as("bob")}))
+			assert.Nil(t, entryOf(t, p, "alice", ""), "[{}] resets: alice goes")
+			bob := entryOf(t, p, "bob", "")
+			require.NotNil(t, bob)
+			assert.JSONEq(t, `{"f:spec":{"f:description":{}}}`, string(bob.FieldsV1), "only what this write changed")
 		}},
 	}
 }
