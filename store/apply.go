@@ -67,37 +67,39 @@ var patchOptionsKind = &resource.KindInfo{Group: "meta.k8s.io", Kind: "PatchOpti
 // metadata.resourceVersion in the configuration is a precondition. The manager's
 // entry has operation Apply.
 //
+// created says the apply created the object (kube-apiserver answers it with 201).
+//
 // Errors: 400 for a configuration that is not a JSON object, names another
 // apiVersion, kind, name or namespace, carries metadata.managedFields, or has
 // fields the kind does not know; 422 for a missing or invalid field manager.
-func (s *Store) Apply(ctx context.Context, obj resource.Object, config []byte, opts ApplyOptions) error {
+func (s *Store) Apply(ctx context.Context, obj resource.Object, config []byte, opts ApplyOptions) (created bool, err error) {
 	k, err := s.kindOf(obj)
 	if err != nil {
-		return err
+		return false, err
 	}
 	namespace := normalizeNamespace(k, obj.GetObjectMeta().Namespace)
 	name := obj.GetObjectMeta().Name
 	if opts.FieldManager == "" {
-		return resource.NewInvalid(patchOptionsKind, "", resource.ErrorList{
+		return false, resource.NewInvalid(patchOptionsKind, "", resource.ErrorList{
 			resource.Required(resource.NewPath("fieldManager"), "is required for apply requests")})
 	}
 	if err := checkFieldManager(patchOptionsKind, "", opts.FieldManager); err != nil {
-		return err
+		return false, err
 	}
 	switch {
 	case opts.Subresource == "":
 	case opts.Subresource == "status" && k.HasStatus:
 	case opts.Subresource == "status":
-		return resource.NewNotFound(k, name+"/status")
+		return false, resource.NewNotFound(k, name+"/status")
 	default:
-		return resource.NewBadRequest(fmt.Sprintf("%s has no subresource %q to apply to", k.Kind, opts.Subresource))
+		return false, resource.NewBadRequest(fmt.Sprintf("%s has no subresource %q to apply to", k.Kind, opts.Subresource))
 	}
 	if err := checkKeyNames(k, namespace, name); err != nil {
-		return err
+		return false, err
 	}
 	cfg, err := applyConfig(k, namespace, name, config)
 	if err != nil {
-		return err
+		return false, err
 	}
 	_, err = s.runTxn(ctx, opts.DryRun, func(tx *Tx) error {
 		next, create, err := tx.merge(k, namespace, name, cfg, opts)
@@ -117,10 +119,10 @@ func (s *Store) Apply(ctx context.Context, obj resource.Object, config []byte, o
 		if err != nil {
 			return err
 		}
-		tx.onCommit(func(int64) error { moveInto(obj, next.obj); return nil })
+		tx.onCommit(func(int64) error { moveInto(obj, next.obj); created = create; return nil })
 		return nil
 	})
-	return err
+	return created && err == nil, err
 }
 
 // applyConfig checks an apply configuration and returns it decoded, with

@@ -46,11 +46,15 @@ func withApplyTypes(o *store.Options) { o.FieldTypes = ApplyFieldTypes{} }
 
 // apply applies the configuration (JSON) to the object named by obj as manager.
 func apply(h *Harness, obj resource.Object, manager, config string, force bool) error {
-	return h.S.Apply(h.Ctx, obj, []byte(config), store.ApplyOptions{WriteOptions: as(manager), Force: force})
+	_, err := h.S.Apply(h.Ctx, obj, []byte(config), store.ApplyOptions{WriteOptions: as(manager), Force: force})
+	return err
 }
 
 // projectConfig is an apply configuration of Project name with the given spec; an
 // empty spec leaves spec out (applying "spec":{} would own spec itself).
+// applyErr drops Apply's created.
+func applyErr(_ bool, err error) error { return err }
+
 func projectConfig(name, spec string) string {
 	if spec == "" {
 		return fmt.Sprintf(`{"apiVersion":"management.service/v1","kind":"Project","metadata":{"name":%q}}`, name)
@@ -70,7 +74,9 @@ func applyCases() []storeCase {
 	return []storeCase{
 		{name: "apply creates a missing object with an Apply entry", opts: withApplyTypes, run: func(t *testing.T, h *Harness) {
 			p := Project("a")
-			require.NoError(t, apply(h, p, "alice", projectConfig("a", `{"displayName":"A"}`), false))
+			created, err := h.S.Apply(h.Ctx, p, []byte(projectConfig("a", `{"displayName":"A"}`)), store.ApplyOptions{WriteOptions: as("alice")})
+			require.NoError(t, err)
+			assert.True(t, created)
 			assert.NotEmpty(t, p.ResourceVersion)
 			assert.Equal(t, "A", p.Spec.DisplayName)
 			require.Len(t, p.ManagedFields, 1)
@@ -92,7 +98,9 @@ func applyCases() []storeCase {
 			rev := h.Revision()
 			h.Clock.Step(time.Minute)
 			q := Project("a")
-			require.NoError(t, apply(h, q, "alice", cfg, false))
+			created, err := h.S.Apply(h.Ctx, q, []byte(cfg), store.ApplyOptions{WriteOptions: as("alice")})
+			require.NoError(t, err)
+			assert.False(t, created)
 			assert.Equal(t, p.ResourceVersion, q.ResourceVersion)
 			assert.Equal(t, rev, h.Revision(), "no write")
 			assert.Equal(t, p.ManagedFields, q.ManagedFields)
@@ -219,7 +227,7 @@ func applyCases() []storeCase {
 			cfg := `{"apiVersion":"management.service/v1","kind":"VirtualClusterInstance","metadata":{"name":"v","namespace":"p-a"},
 				"spec":{"displayName":"ignored"},"status":{"phase":"Ready","conditions":[{"type":"Ready","status":"True"}]}}`
 			got := Instance("p-a", "v")
-			require.NoError(t, h.S.Apply(h.Ctx, got, []byte(cfg), store.ApplyOptions{WriteOptions: as("ctl"), Subresource: "status"}))
+			require.NoError(t, applyErr(h.S.Apply(h.Ctx, got, []byte(cfg), store.ApplyOptions{WriteOptions: as("ctl"), Subresource: "status"})))
 			assert.Equal(t, resource.InstancePhaseReady, got.Status.Phase)
 			assert.Empty(t, got.Spec.DisplayName, "a status apply changes only status")
 			e := entryOf(t, got, "ctl", "status")
@@ -227,18 +235,18 @@ func applyCases() []storeCase {
 			assert.Equal(t, resource.ManagedFieldsOperationApply, e.Operation)
 			assert.JSONEq(t, `{"f:status":{"f:conditions":{"k:{\"type\":\"Ready\"}":{".":{},"f:status":{},"f:type":{}}},"f:phase":{}}}`, string(e.FieldsV1))
 			// The main resource ignores status.
-			require.NoError(t, h.S.Apply(h.Ctx, got, []byte(`{"metadata":{"name":"v","namespace":"p-a"},"spec":{"displayName":"D"},"status":{"phase":"Failed"}}`),
-				store.ApplyOptions{WriteOptions: as("main")}))
+			require.NoError(t, applyErr(h.S.Apply(h.Ctx, got, []byte(`{"metadata":{"name":"v","namespace":"p-a"},"spec":{"displayName":"D"},"status":{"phase":"Failed"}}`),
+				store.ApplyOptions{WriteOptions: as("main")})))
 			assert.Equal(t, resource.InstancePhaseReady, got.Status.Phase)
 			assert.Equal(t, "D", got.Spec.DisplayName)
 			assert.True(t, owns(t, entryOf(t, got, "main", ""), "spec", "displayName"))
 			assert.NotContains(t, fieldsOf(entryOf(t, got, "main", "")), "status")
-			RequireReason(t, h.S.Apply(h.Ctx, Instance("p-a", "missing"), []byte(`{"status":{"phase":"Ready"}}`), store.ApplyOptions{WriteOptions: as("ctl"), Subresource: "status"}), resource.ReasonNotFound)
+			RequireReason(t, applyErr(h.S.Apply(h.Ctx, Instance("p-a", "missing"), []byte(`{"status":{"phase":"Ready"}}`), store.ApplyOptions{WriteOptions: as("ctl"), Subresource: "status"})), resource.ReasonNotFound)
 		}},
 		{name: "a dry-run apply stores nothing", opts: withApplyTypes, run: func(t *testing.T, h *Harness) {
 			p := Project("a")
-			require.NoError(t, h.S.Apply(h.Ctx, p, []byte(projectConfig("a", `{"displayName":"A"}`)),
-				store.ApplyOptions{WriteOptions: store.WriteOptions{FieldManager: "alice", DryRun: true}}))
+			require.NoError(t, applyErr(h.S.Apply(h.Ctx, p, []byte(projectConfig("a", `{"displayName":"A"}`)),
+				store.ApplyOptions{WriteOptions: store.WriteOptions{FieldManager: "alice", DryRun: true}})))
 			assert.Equal(t, "A", p.Spec.DisplayName)
 			assert.False(t, h.Exists(Project(""), "", "a"))
 		}},
