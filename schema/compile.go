@@ -70,6 +70,8 @@ var keywords = map[string]bool{
 	"format": true,
 	// content
 	"contentEncoding": true, "contentMediaType": true, "contentSchema": true,
+	// Kubernetes' merge annotations, read by Registry.FieldType (fieldtypes.go)
+	ListTypeKeyword: true, ListMapKeysKeyword: true, MapTypeKeyword: true,
 }
 
 // Keywords whose value is one subschema, a map of subschemas or a list of them.
