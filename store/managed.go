@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"unicode"
@@ -9,26 +10,33 @@ import (
 	"github.com/management-service/mgmt/store/internal/managedfields"
 )
 
+// managedFieldsPath is where managedFields are, for validation.
+var managedFieldsPath = metaPath.Child("managedFields")
+
 // sentManagedFields returns the managedFields a create or update takes from what
 // the client sent (sent, also in work), as a kube-apiserver serving a custom
-// resource does:
+// resource does; live are the stored entries (nil on create):
 //   - [] is ignored (the stored entries are kept): kube-apiserver's metadata
 //     round trip drops an empty list before its field manager sees it;
 //   - [{}] resets them (see managedfields.IsReset);
 //   - a list with an entry that is not valid (an operation other than Apply or
 //     Update, a fieldsType other than FieldsV1, fieldsV1 that does not parse) is
-//     ignored, and the stored entries are kept.
+//     ignored, and the stored entries are kept;
+//   - the stored entries sent back unchanged, what a client that read the object
+//     does, are taken without checking them again.
 //
 // A reset or ignored list is removed from work, so validation does not see it.
-func sentManagedFields(sent []resource.ManagedFieldsEntry, work resource.Object) []resource.ManagedFieldsEntry {
+func sentManagedFields(sent []resource.ManagedFieldsEntry, work resource.Object, live []resource.ManagedFieldsEntry) []resource.ManagedFieldsEntry {
 	switch {
 	case len(sent) == 0:
 		return nil
+	case sameEntries(sent, live):
+		return sent
 	case managedfields.IsReset(sent):
 		work.GetObjectMeta().ManagedFields = nil
 		return sent
 	}
-	if len(resource.ValidateManagedFields(sent, metaPath.Child("managedFields"))) > 0 {
+	if len(resource.ValidateManagedFields(sent, managedFieldsPath)) > 0 {
 		work.GetObjectMeta().ManagedFields = nil
 		return nil
 	}
@@ -37,6 +45,22 @@ func sentManagedFields(sent []resource.ManagedFieldsEntry, work resource.Object)
 		return nil
 	}
 	return sent
+}
+
+// sameEntries reports whether a and b hold the same entries.
+func sameEntries(a, b []resource.ManagedFieldsEntry) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		x, y := &a[i], &b[i]
+		if x.Manager != y.Manager || x.Operation != y.Operation || x.APIVersion != y.APIVersion ||
+			x.FieldsType != y.FieldsType || x.Subresource != y.Subresource || !bytes.Equal(x.FieldsV1, y.FieldsV1) ||
+			(x.Time == nil) != (y.Time == nil) || (x.Time != nil && !x.Time.Time.Equal(y.Time.Time)) {
+			return false
+		}
+	}
+	return true
 }
 
 // checkFieldManager refuses a field manager longer than 128 characters or with a

@@ -99,7 +99,6 @@ func (tx *Tx) readForUpdate(w *write, obj resource.Object, status bool) error {
 	if w.work, err = objcodec.Copy(k, obj, s.private()); err != nil {
 		return err
 	}
-	w.sentFields = sentManagedFields(w.sentFields, w.work)
 	meta := w.work.GetObjectMeta()
 	meta.Namespace = normalizeNamespace(k, meta.Namespace)
 	if err := checkKeyNames(k, meta.Namespace, meta.Name); err != nil {
@@ -138,6 +137,7 @@ func (tx *Tx) readForUpdate(w *write, obj resource.Object, status bool) error {
 		return err
 	}
 	oldMeta := w.old.GetObjectMeta()
+	w.sentFields = sentManagedFields(w.sentFields, w.work, oldMeta.ManagedFields)
 	if e.rev != 0 && wantRV != e.rev {
 		return resource.NewConflict(k, meta.Name, resource.OptimisticLockMessage)
 	}
