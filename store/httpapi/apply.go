@@ -23,6 +23,10 @@ import (
 // created object is answered with 201, as kube-apiserver does.
 func (s *Server) apply(w http.ResponseWriter, r *http.Request, ri *route) error {
 	k := ri.kind
+	if ri.res.create != nil || ri.sub != nil {
+		// Objects made by a create hook (tokens, moves) are never made by apply.
+		return methodNotAllowed(k, "apply")
+	}
 	body, err := s.readBody(r)
 	if err != nil {
 		return err
