@@ -96,3 +96,29 @@ func TestApplyMergesByTheSchema(t *testing.T) {
 	require.NoError(t, f.Get(ctx, "", "a", p, store.GetOptions{}))
 	assert.Equal(t, []resource.AllowedCluster{{Name: "c1"}, {Name: "c2"}}, p.Spec.AllowedClusters)
 }
+
+// TestManagedFieldsResetPassesTheSchema checks that managedFields a write resets
+// ([{}]) or ignores ([] and invalid entries) never reach the schema, which would
+// refuse them: kube-apiserver answers such writes with 200.
+func TestManagedFieldsResetPassesTheSchema(t *testing.T) {
+	r := schema.NewRegistry()
+	f := storetest.NewFixture(t, &store.Options{FieldTypes: r, Validating: []store.ValidatingAdmitter{schema.NewAdmitter(r)}})
+	ctx := context.Background()
+	p := &resource.Project{ObjectMeta: resource.ObjectMeta{Name: "a", Finalizers: []string{"example.com/f"}}}
+	require.NoError(t, f.Create(ctx, p, store.CreateOptions{WriteOptions: store.WriteOptions{FieldManager: "alice"}}))
+	require.Len(t, p.ManagedFields, 1)
+	assert.JSONEq(t, `{"f:metadata":{"f:finalizers":{".":{},"v:\"example.com/f\"":{}}}}`, string(p.ManagedFields[0].FieldsV1))
+	for _, sent := range [][]resource.ManagedFieldsEntry{{}, {{Manager: "x", Operation: "Sideways"}}} {
+		p.ManagedFields = sent
+		p.Spec.Description += "x"
+		require.NoError(t, f.Update(ctx, p, store.UpdateOptions{WriteOptions: store.WriteOptions{FieldManager: "bob"}}))
+		assert.Len(t, p.ManagedFields, 2, "alice is kept")
+	}
+	p.ManagedFields = []resource.ManagedFieldsEntry{{}}
+	p.Spec.Description += "x"
+	require.NoError(t, f.Update(ctx, p, store.UpdateOptions{WriteOptions: store.WriteOptions{FieldManager: "bob"}}))
+	require.Len(t, p.ManagedFields, 1, "[{}] resets")
+	assert.Equal(t, "bob", p.ManagedFields[0].Manager)
+	p.Finalizers = nil
+	require.NoError(t, f.Update(ctx, p, store.UpdateOptions{}))
+}
