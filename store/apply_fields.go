@@ -334,9 +334,46 @@ func typedOf(kt *kindType, data []byte, opts ...typed.ValidationOptions) (*typed
 	return kt.pt.FromUnstructured(v, opts...)
 }
 
-// hasGranularLists reports whether the encoded object b has a non-empty set or map
+// hasGranularLists reports whether the encoded object b (compact JSON, as the store
+// encodes it) has a non-empty set or map list where kt says one may be. It first
+// looks for a member of one of their names that is a non-empty array anywhere in b,
+// which takes one pass over the (few) arrays; only when it finds one does it walk
+// the object.
+func hasGranularLists(kt *kindType, b []byte) bool {
+	if kt.granular == nil || len(b) == 0 || !mayHaveList(kt.listNames, b) {
+		return false
+	}
+	return walkGranular(kt.granular, b)
+}
+
+// mayHaveList reports whether b has a member named one of names whose value is a
+// non-empty array, at any depth (or text inside a string that looks like one).
+func mayHaveList(names []string, b []byte) bool {
+	for i := 0; ; {
+		j := bytes.IndexByte(b[i:], '[')
+		if j < 0 {
+			return false
+		}
+		i += j + 1
+		if i >= len(b) || b[i] == ']' || i < 4 || b[i-2] != ':' || b[i-3] != '"' {
+			continue
+		}
+		start := bytes.LastIndexByte(b[:i-3], '"')
+		if start < 0 {
+			continue
+		}
+		key := b[start+1 : i-3]
+		for _, n := range names {
+			if string(key) == n {
+				return true
+			}
+		}
+	}
+}
+
+// walkGranular reports whether the encoded object b has a non-empty set or map
 // list where n says one may be.
-func hasGranularLists(n *granularNode, b []byte) bool {
+func walkGranular(n *granularNode, b []byte) bool {
 	if n == nil || len(b) == 0 {
 		return false
 	}
@@ -348,7 +385,7 @@ func hasGranularLists(n *granularNode, b []byte) bool {
 				return false
 			}
 		}
-		if c := n.children[string(key)]; c != nil && len(v) > 0 && v[0] == '{' && hasGranularLists(c, v) {
+		if c := n.children[string(key)]; c != nil && len(v) > 0 && v[0] == '{' && walkGranular(c, v) {
 			found = true
 			return false
 		}

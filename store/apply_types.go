@@ -2,6 +2,7 @@ package store
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"sync"
 
@@ -102,6 +103,8 @@ type kindType struct {
 	// granular is the tree of object members that lead to set and map lists; an
 	// object without any of them (see hasGranularLists) is tracked the fast way.
 	granular *granularNode
+	// listNames are the names of every set and map list in granular.
+	listNames []string
 }
 
 // granularNode is one object on the way to granular lists: its members that are
@@ -166,7 +169,8 @@ func buildKindType(root *FieldType) (*kindType, error) {
 		return nil, b.err
 	}
 	s := &b.s
-	return &kindType{pt: typed.ParseableType{Schema: s, TypeRef: named(name)}, granular: granularTree(top, 0)}, nil
+	g := granularTree(top, 0)
+	return &kindType{pt: typed.ParseableType{Schema: s, TypeRef: named(name)}, granular: g, listNames: g.names(nil)}, nil
 }
 
 func ptr[T any](v T) *T { return &v }
@@ -237,6 +241,22 @@ func (b *schemaBuilder) define(t *FieldType) {
 		def.List = l
 	}
 	b.s.Types = append(b.s.Types, def)
+}
+
+// names appends the names of the lists in the tree to dst, each once.
+func (n *granularNode) names(dst []string) []string {
+	if n == nil {
+		return dst
+	}
+	for _, l := range n.lists {
+		if !slices.Contains(dst, l) {
+			dst = append(dst, l)
+		}
+	}
+	for _, c := range n.children {
+		dst = c.names(dst)
+	}
+	return dst
 }
 
 // granularTree returns the members of the object t that lead to set or map lists,

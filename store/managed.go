@@ -101,7 +101,7 @@ func (s *Store) trackFields(w *write, live []resource.ManagedFieldsEntry, newDat
 		var kt *kindType
 		if kt, err = s.types.get(k, s.opts.FieldTypes); err == nil {
 			var out []resource.ManagedFieldsEntry
-			if hasGranularLists(kt.granular, w.oldValue) || hasGranularLists(kt.granular, newData) {
+			if hasGranularLists(kt, w.oldValue) || hasGranularLists(kt, newData) {
 				manager := opts.FieldManager
 				if manager == "" {
 					manager = managedfields.UnknownManager
