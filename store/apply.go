@@ -81,7 +81,7 @@ func (s *Store) Apply(ctx context.Context, obj resource.Object, config []byte, o
 	name := obj.GetObjectMeta().Name
 	if opts.FieldManager == "" {
 		return false, resource.NewInvalid(patchOptionsKind, "", resource.ErrorList{
-			resource.Required(resource.NewPath("fieldManager"), "is required for apply requests")})
+			resource.Required(resource.NewPath("fieldManager"), "is required for apply patch")})
 	}
 	if err := checkFieldManager(patchOptionsKind, "", opts.FieldManager); err != nil {
 		return false, err

@@ -72,6 +72,16 @@ func (s *Server) apply(w http.ResponseWriter, r *http.Request, ri *route) error 
 	return nil
 }
 
+// forceOnlyForApply refuses the force parameter on a patch that is not an apply,
+// as kube-apiserver does (422 on PatchOptions).
+func forceOnlyForApply(r *http.Request, ri *route) error {
+	if _, ok := r.URL.Query()["force"]; !ok {
+		return nil
+	}
+	return resource.NewInvalid(optionsKind(ri.verb), "", resource.ErrorList{
+		resource.Forbidden(resource.NewPath("force"), "may not be specified for non-apply patch")})
+}
+
 // dropUnknownFields removes from the JSON object config the members that the Go type
 // t (a pointer to the kind's struct) does not declare, and returns their paths
 // (e.g. "spec.colour"), sorted.

@@ -87,6 +87,12 @@ func TestApply(t *testing.T) {
 	p := decode(t, w)
 	assert.Equal(t, "B", p.Spec.DisplayName)
 
+	req := httptest.NewRequest("PATCH", path+"?force=true", strings.NewReader(`{"spec":{"description":"m"}}`))
+	req.Header.Set("Content-Type", store.PatchTypeMerge)
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	assert.Equal(t, http.StatusUnprocessableEntity, rec.Code, "force is for apply only: %s", rec.Body)
+
 	w = send("?fieldManager=carol&fieldValidation=Ignore&dryRun=All", `{"metadata":{"name":"a"},"spec":{"description":"d","colour":"red"}}`)
 	require.Equal(t, http.StatusOK, w.Code, "%s", w.Body)
 	assert.Empty(t, w.Header().Values("Warning"))

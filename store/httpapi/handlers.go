@@ -199,6 +199,9 @@ func (s *Server) patch(w http.ResponseWriter, r *http.Request, ri *route) error 
 	pt := mediaTypeOf(ct)
 	switch pt {
 	case store.PatchTypeMerge, store.PatchTypeJSON:
+		if err := forceOnlyForApply(r, ri); err != nil {
+			return err
+		}
 	case store.PatchTypeApply:
 		return s.apply(w, r, ri) // server-side apply (apply.go)
 	default:
