@@ -200,6 +200,10 @@ func (tx *Tx) merge(k *resource.KindInfo, namespace, name string, cfg map[string
 	case create && opts.Subresource != "":
 		return merged{}, false, err
 	case create:
+		if uid, _ := cfg["metadata"].(map[string]any)["uid"].(string); uid != "" {
+			return merged{}, false, resource.NewConflict(k, name, fmt.Sprintf(
+				"uid mismatch: the provided object specified uid %s, and no existing object was found", uid))
+		}
 	case err != nil:
 		return merged{}, false, err
 	default:

@@ -243,6 +243,11 @@ func applyCases() []storeCase {
 			assert.NotContains(t, fieldsOf(entryOf(t, got, "main", "")), "status")
 			RequireReason(t, applyErr(h.S.Apply(h.Ctx, Instance("p-a", "missing"), []byte(`{"status":{"phase":"Ready"}}`), store.ApplyOptions{WriteOptions: as("ctl"), Subresource: "status"})), resource.ReasonNotFound)
 		}},
+		{name: "a uid in the configuration of a missing object is 409", opts: withApplyTypes, run: func(t *testing.T, h *Harness) {
+			st := RequireReason(t, apply(h, Project("a"), "alice", `{"metadata":{"name":"a","uid":"u-1"}}`, false), resource.ReasonConflict)
+			assert.Contains(t, st.Message, "uid mismatch")
+			assert.False(t, h.Exists(Project(""), "", "a"))
+		}},
 		{name: "a dry-run apply stores nothing", opts: withApplyTypes, run: func(t *testing.T, h *Harness) {
 			p := Project("a")
 			require.NoError(t, applyErr(h.S.Apply(h.Ctx, p, []byte(projectConfig("a", `{"displayName":"A"}`)),
