@@ -105,6 +105,21 @@ func applyCases() []storeCase {
 			assert.Equal(t, rev, h.Revision(), "no write")
 			assert.Equal(t, p.ManagedFields, q.ManagedFields)
 		}},
+		{name: "re-applying after another manager's update writes nothing", opts: withApplyTypes, run: func(t *testing.T, h *Harness) {
+			cfg := projectConfig("a", `{"displayName":"A"}`)
+			p := Project("a")
+			require.NoError(t, apply(h, p, "alice", cfg, false))
+			p.Labels = map[string]string{"b": "1", "a.b/c": "2"}
+			p.Annotations = map[string]string{"x": "<\"y\">"}
+			p.Spec.Description = "d"
+			p.Spec.Owner = &resource.Owner{User: "u"}
+			require.NoError(t, h.S.Update(h.Ctx, p, store.UpdateOptions{WriteOptions: as("bob")}))
+			rev := h.Revision()
+			q := Project("a")
+			require.NoError(t, apply(h, q, "alice", cfg, false))
+			assert.Equal(t, p.ResourceVersion, q.ResourceVersion)
+			assert.Equal(t, rev, h.Revision(), "no write")
+		}},
 		{name: "apply without a field manager is 422", opts: withApplyTypes, run: func(t *testing.T, h *Harness) {
 			st := RequireReason(t, apply(h, Project("a"), "", projectConfig("a", `{}`), false), resource.ReasonInvalid)
 			require.NotNil(t, st.Details)
