@@ -246,9 +246,20 @@ func (tx *Tx) merge(k *resource.KindInfo, namespace, name string, cfg map[string
 	if vs, ok := m.sets[id]; ok {
 		before = vs.Set()
 	}
-	newTV, sets, err := updaterFor(f, m, version).Apply(liveTV, configTV, fieldpath.APIVersion(version), m.sets, id, opts.Force)
+	run := func(force bool) (*typed.TypedValue, fieldpath.ManagedFields, error) {
+		return updaterFor(f, m, version).Apply(liveTV, configTV, fieldpath.APIVersion(version), m.sets, id, force)
+	}
+	newTV, sets, err := run(opts.Force)
+	var cs merge.Conflicts
+	if errors.As(err, &cs) && opts.FieldManager == kubectlManager && !create {
+		// kubectl taking over from its own client-side apply.
+		if rest, ok := allowedByLastApplied(kt, k, liveTV, cur.GetObjectMeta().Annotations, cs); ok && len(rest) == 0 {
+			newTV, sets, err = run(true)
+		} else if ok {
+			err = rest
+		}
+	}
 	if err != nil {
-		var cs merge.Conflicts
 		if errors.As(err, &cs) {
 			return merged{}, false, conflictError(cs, m)
 		}
@@ -267,6 +278,11 @@ func (tx *Tx) merge(k *resource.KindInfo, namespace, name string, cfg map[string
 	}
 	if newTV == nil {
 		cur.GetObjectMeta().ManagedFields = nil
+		if opts.FieldManager == kubectlManager {
+			if err := syncLastApplied(cur, cfg); err != nil {
+				return merged{}, false, resource.NewInternalError(err)
+			}
+		}
 		return merged{obj: cur, state: &applyState{entries: out}}, create, nil
 	}
 	raw, err := json.Marshal(newTV.AsValue().Unstructured())
@@ -280,6 +296,11 @@ func (tx *Tx) merge(k *resource.KindInfo, namespace, name string, cfg map[string
 		return merged{}, false, resource.NewBadRequest(fmt.Sprintf("the applied %s does not decode: %v", k.Kind, err)).WithCause(err)
 	}
 	next.GetObjectMeta().ManagedFields = nil
+	if opts.FieldManager == kubectlManager {
+		if err := syncLastApplied(next, cfg); err != nil {
+			return merged{}, false, resource.NewInternalError(err)
+		}
+	}
 	if !create && next.GetObjectMeta().ResourceVersion == "" {
 		next.GetObjectMeta().ResourceVersion = cur.GetObjectMeta().ResourceVersion
 	}

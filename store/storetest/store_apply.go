@@ -120,6 +120,27 @@ func applyCases() []storeCase {
 			assert.Equal(t, p.ResourceVersion, q.ResourceVersion)
 			assert.Equal(t, rev, h.Revision(), "no write")
 		}},
+		{name: "kubectl takes over from its client-side apply without conflicts", opts: withApplyTypes, run: func(t *testing.T, h *Harness) {
+			last := `{"apiVersion":"management.service/v1","kind":"Project","metadata":{"annotations":{},"name":"a"},"spec":{"description":"d","displayName":"A"}}` + "\n"
+			p := Project("a")
+			p.Annotations = map[string]string{store.LastAppliedAnnotation: last}
+			p.Spec.DisplayName, p.Spec.Description = "A", "d"
+			require.NoError(t, h.S.Create(h.Ctx, p, store.CreateOptions{WriteOptions: as("kubectl-client-side-apply")}))
+			// Someone else changed description since: that field is still a conflict.
+			p.Spec.Description = "edited"
+			require.NoError(t, h.S.Update(h.Ctx, p, store.UpdateOptions{WriteOptions: as("kubectl-client-side-apply")}))
+			cfg := projectConfig("a", `{"displayName":"B","description":"e"}`)
+			st := RequireReason(t, apply(h, Project("a"), "kubectl", cfg, false), resource.ReasonConflict)
+			require.Len(t, st.Details.Causes, 1, "%v", st.Details.Causes)
+			assert.Equal(t, ".spec.description", st.Details.Causes[0].Field)
+			RequireReason(t, apply(h, Project("a"), "other", projectConfig("a", `{"displayName":"B"}`), false), resource.ReasonConflict)
+			// displayName still has its last-applied value: kubectl takes it.
+			q := Project("a")
+			require.NoError(t, apply(h, q, "kubectl", projectConfig("a", `{"displayName":"B"}`), false))
+			assert.Equal(t, "B", q.Spec.DisplayName)
+			assert.JSONEq(t, `{"apiVersion":"management.service/v1","kind":"Project","metadata":{"name":"a"},"spec":{"displayName":"B"}}`,
+				q.Annotations[store.LastAppliedAnnotation], "the annotation follows what kubectl applied")
+		}},
 		{name: "apply without a field manager is 422", opts: withApplyTypes, run: func(t *testing.T, h *Harness) {
 			st := RequireReason(t, apply(h, Project("a"), "", projectConfig("a", `{}`), false), resource.ReasonInvalid)
 			require.NotNil(t, st.Details)

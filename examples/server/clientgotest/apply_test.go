@@ -209,6 +209,28 @@ func TestKubectlServerSideApply(t *testing.T) {
 	assert.Equal(t, "Two", field(".spec.displayName"))
 }
 
+// TestKubectlClientSideThenServerSide moves an object from client-side "kubectl
+// apply" to "kubectl apply --server-side", which takes over the fields the
+// client-side apply set without conflicts, as on a kube-apiserver.
+func TestKubectlClientSideThenServerSide(t *testing.T) {
+	k := newKubectl(t, startApp(t))
+	yaml := func(display string) string {
+		return "apiVersion: management.service/v1\nkind: Project\nmetadata:\n  name: csa\nspec:\n  displayName: " + display + "\n"
+	}
+	p := k.file("csa.yaml", yaml("One"))
+	assert.Contains(t, k.run(false, "apply", "-f", p), "created")
+	p = k.file("csa.yaml", yaml("Two"))
+	assert.Contains(t, k.run(false, "apply", "--server-side", "-f", p), "serverside-applied")
+	out := k.run(false, "get", "project", "csa", "-o", "jsonpath={.spec.displayName}")
+	assert.Equal(t, "Two", out)
+	last := k.run(false, "get", "project", "csa", "-o", `jsonpath={.metadata.annotations.kubectl\.kubernetes\.io/last-applied-configuration}`)
+	assert.Contains(t, last, `"displayName":"Two"`, "the annotation follows the server-side apply")
+	// And back to client-side apply.
+	p = k.file("csa.yaml", yaml("Three"))
+	assert.Contains(t, k.run(false, "apply", "-f", p), "configured")
+	assert.Equal(t, "Three", k.run(false, "get", "project", "csa", "-o", "jsonpath={.spec.displayName}"))
+}
+
 // TestClientGoApply applies through client-go's dynamic client (Apply and
 // ApplyStatus): create, a typed conflict error with its cause, and force.
 func TestClientGoApply(t *testing.T) {
