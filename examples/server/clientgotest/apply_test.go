@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -200,6 +201,16 @@ func TestKubectlServerSideApply(t *testing.T) {
 	assert.Contains(t, out, `conflict with "kubectl-patch"`)
 	k.run(false, "apply", "--server-side", "--field-manager=third", "--force-conflicts", "-f", third)
 	assert.Equal(t, "Two", field(".spec.displayName"))
+
+	// The OpenAPI tells clients how the lists merge.
+	cfg, err := clientcmd.BuildConfigFromFlags("", k.kubeconfig)
+	require.NoError(t, err)
+	base, err := url.Parse(cfg.Host)
+	require.NoError(t, err)
+	// --raw takes the path from the host: the server's base path included.
+	openapi := k.run(false, "get", "--raw", strings.TrimSuffix(base.Path, "/")+"/openapi/v3/apis/management.service/v1")
+	assert.Contains(t, openapi, `"x-kubernetes-list-map-keys":["name"]`)
+	assert.Contains(t, openapi, `"x-kubernetes-list-type":"map"`)
 
 	// A dry run changes nothing.
 	before = rv()
