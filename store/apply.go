@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"time"
 
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 	"sigs.k8s.io/structured-merge-diff/v6/merge"
@@ -191,26 +192,9 @@ type merged struct {
 // managedFields; create says the object does not exist.
 func (tx *Tx) merge(k *resource.KindInfo, namespace, name string, cfg map[string]any, opts ApplyOptions) (merged, bool, error) {
 	s := tx.s
-	cur := k.New()
-	var liveData []byte
-	var entries []resource.ManagedFieldsEntry
-	err := tx.Get(namespace, name, cur)
-	create := errors.Is(err, resource.ErrNotFound)
-	switch {
-	case create && opts.Subresource != "":
+	cur, liveData, create, err := tx.readLive(k, namespace, name, cfg, opts)
+	if err != nil {
 		return merged{}, false, err
-	case create:
-		if uid, _ := cfg["metadata"].(map[string]any)["uid"].(string); uid != "" {
-			return merged{}, false, resource.NewConflict(k, name, fmt.Sprintf(
-				"uid mismatch: the provided object specified uid %s, and no existing object was found", uid))
-		}
-	case err != nil:
-		return merged{}, false, err
-	default:
-		entries = cur.GetObjectMeta().ManagedFields
-		if liveData, err = json.Marshal(cur); err != nil {
-			return merged{}, false, resource.NewInternalError(err)
-		}
 	}
 	kt, err := s.types.get(k, s.opts.FieldTypes)
 	if err != nil {
@@ -225,35 +209,92 @@ func (tx *Tx) merge(k *resource.KindInfo, namespace, name string, cfg map[string
 		return merged{}, false, resource.NewInvalid(k, name, resource.ErrorList{
 			resource.Invalid(resource.NewPath("patch"), nil, err.Error())}).WithCause(err)
 	}
-	m, err := decodeManagers(entries)
+	m, err := decodeManagers(cur.GetObjectMeta().ManagedFields)
 	if err != nil {
 		return merged{}, false, resource.NewInternalError(fmt.Errorf("store: apply: managedFields: %w", err))
 	}
-	version := k.APIVersion()
-	f := scopeFilterOf(k, opts.Subresource)
-	now := s.clock.Now()
-	if !create && len(entries) == 0 {
-		// Fields set before anyone applied belong to before-first-apply, so that an
-		// applier does not silently take them.
-		empty, _ := typedOf(kt, nil)
-		if err := m.update(f, empty, liveTV, managerKey{manager: BeforeFirstApplyManager,
-			operation: resource.ManagedFieldsOperationUpdate, apiVersion: version, subresource: opts.Subresource}, now); err != nil {
-			return merged{}, false, resource.NewInternalError(err)
+	a := applier{kt: kt, k: k, name: name, m: m, live: liveTV, config: configTV, create: create, opts: opts, now: s.clock.Now(),
+		annotations: cur.GetObjectMeta().Annotations}
+	newTV, err := a.apply()
+	if err != nil {
+		return merged{}, false, err
+	}
+	out, err := m.encode()
+	if err != nil {
+		return merged{}, false, resource.NewInternalError(err)
+	}
+	next, err := resultOf(k, cur, newTV, cfg, opts, create)
+	if err != nil {
+		return merged{}, false, err
+	}
+	return merged{obj: next, state: &applyState{entries: out}}, create, nil
+}
+
+// readLive reads the object an apply merges into: cur (empty when it does not
+// exist, then create is set) and its encoding (nil then).
+func (tx *Tx) readLive(k *resource.KindInfo, namespace, name string, cfg map[string]any, opts ApplyOptions) (
+	cur resource.Object, liveData []byte, create bool, err error) {
+	cur = k.New()
+	err = tx.Get(namespace, name, cur)
+	switch {
+	case errors.Is(err, resource.ErrNotFound) && opts.Subresource != "":
+		return nil, nil, false, err
+	case errors.Is(err, resource.ErrNotFound):
+		// As kube-apiserver: a uid names an object that must exist.
+		if uid, _ := cfg["metadata"].(map[string]any)["uid"].(string); uid != "" {
+			return nil, nil, false, resource.NewConflict(k, name, fmt.Sprintf(
+				"uid mismatch: the provided object specified uid %s, and no existing object was found", uid))
+		}
+		return k.New(), nil, true, nil
+	case err != nil:
+		return nil, nil, false, err
+	}
+	if liveData, err = json.Marshal(cur); err != nil {
+		return nil, nil, false, resource.NewInternalError(err)
+	}
+	return cur, liveData, false, nil
+}
+
+// applier runs structured-merge-diff's apply of one configuration, with the rules
+// kube-apiserver's field manager adds around it.
+type applier struct {
+	kt           *kindType
+	k            *resource.KindInfo
+	name         string
+	m            *managers
+	live, config *typed.TypedValue
+	create       bool
+	opts         ApplyOptions
+	now          time.Time
+	annotations  map[string]string // the live object's
+}
+
+// apply merges the configuration into the live object and updates a.m; the result
+// is nil when the object does not change. Fields set before anyone applied go to
+// before-first-apply first; kubectl takes over from its client-side apply; the
+// applier's time is set when the object or its fields change.
+func (a *applier) apply() (*typed.TypedValue, error) {
+	version := a.k.APIVersion()
+	f := scopeFilterOf(a.k, a.opts.Subresource)
+	if !a.create && len(a.m.sets) == 0 {
+		empty, _ := typedOf(a.kt, nil)
+		if err := a.m.update(f, empty, a.live, managerKey{manager: BeforeFirstApplyManager,
+			operation: resource.ManagedFieldsOperationUpdate, apiVersion: version, subresource: a.opts.Subresource}, a.now); err != nil {
+			return nil, resource.NewInternalError(err)
 		}
 	}
-	id := m.add(managerKey{manager: opts.FieldManager, operation: resource.ManagedFieldsOperationApply, subresource: opts.Subresource})
+	id := a.m.add(managerKey{manager: a.opts.FieldManager, operation: resource.ManagedFieldsOperationApply, subresource: a.opts.Subresource})
 	var before *fieldpath.Set
-	if vs, ok := m.sets[id]; ok {
+	if vs, ok := a.m.sets[id]; ok {
 		before = vs.Set()
 	}
 	run := func(force bool) (*typed.TypedValue, fieldpath.ManagedFields, error) {
-		return updaterFor(f, m, version).Apply(liveTV, configTV, fieldpath.APIVersion(version), m.sets, id, force)
+		return updaterFor(f, a.m, version).Apply(a.live, a.config, fieldpath.APIVersion(version), a.m.sets, id, force)
 	}
-	newTV, sets, err := run(opts.Force)
+	newTV, sets, err := run(a.opts.Force)
 	var cs merge.Conflicts
-	if errors.As(err, &cs) && opts.FieldManager == kubectlManager && !create {
-		// kubectl taking over from its own client-side apply.
-		if rest, ok := allowedByLastApplied(kt, k, liveTV, cur.GetObjectMeta().Annotations, cs); ok && len(rest) == 0 {
+	if errors.As(err, &cs) && a.opts.FieldManager == kubectlManager && !a.create {
+		if rest, ok := allowedByLastApplied(a.kt, a.k, a.live, a.annotations, cs); ok && len(rest) == 0 {
 			newTV, sets, err = run(true)
 		} else if ok {
 			err = rest
@@ -261,50 +302,47 @@ func (tx *Tx) merge(k *resource.KindInfo, namespace, name string, cfg map[string
 	}
 	if err != nil {
 		if errors.As(err, &cs) {
-			return merged{}, false, conflictError(cs, m)
+			return nil, conflictError(cs, a.m)
 		}
-		return merged{}, false, resource.NewInvalid(k, name, resource.ErrorList{
+		return nil, resource.NewInvalid(a.k, a.name, resource.ErrorList{
 			resource.Invalid(resource.NewPath("patch"), nil, err.Error())}).WithCause(err)
 	}
-	m.sets = sets
-	after, owns := m.sets[id]
+	a.m.sets = sets
+	after, owns := a.m.sets[id]
 	if newTV != nil || !owns || before == nil || !before.Equals(after.Set()) {
-		t := resource.NewTime(now)
-		m.times[id] = &t
+		t := resource.NewTime(a.now)
+		a.m.times[id] = &t
 	}
-	out, err := m.encode()
-	if err != nil {
-		return merged{}, false, resource.NewInternalError(err)
-	}
-	if newTV == nil {
-		cur.GetObjectMeta().ManagedFields = nil
-		if opts.FieldManager == kubectlManager {
-			if err := syncLastApplied(cur, cfg); err != nil {
-				return merged{}, false, resource.NewInternalError(err)
-			}
+	return newTV, nil
+}
+
+// resultOf returns the object an apply writes: cur when nothing changed, else the
+// merged value decoded; kubectl's last-applied annotation follows the configuration.
+func resultOf(k *resource.KindInfo, cur resource.Object, newTV *typed.TypedValue, cfg map[string]any,
+	opts ApplyOptions, create bool) (resource.Object, error) {
+	next := cur
+	if newTV != nil {
+		raw, err := json.Marshal(newTV.AsValue().Unstructured())
+		if err != nil {
+			return nil, resource.NewInternalError(err)
 		}
-		return merged{obj: cur, state: &applyState{entries: out}}, create, nil
-	}
-	raw, err := json.Marshal(newTV.AsValue().Unstructured())
-	if err != nil {
-		return merged{}, false, resource.NewInternalError(err)
-	}
-	next := k.New()
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(next); err != nil {
-		return merged{}, false, resource.NewBadRequest(fmt.Sprintf("the applied %s does not decode: %v", k.Kind, err)).WithCause(err)
+		next = k.New()
+		dec := json.NewDecoder(bytes.NewReader(raw))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(next); err != nil {
+			return nil, resource.NewBadRequest(fmt.Sprintf("the applied %s does not decode: %v", k.Kind, err)).WithCause(err)
+		}
+		if !create && next.GetObjectMeta().ResourceVersion == "" {
+			next.GetObjectMeta().ResourceVersion = cur.GetObjectMeta().ResourceVersion
+		}
 	}
 	next.GetObjectMeta().ManagedFields = nil
 	if opts.FieldManager == kubectlManager {
 		if err := syncLastApplied(next, cfg); err != nil {
-			return merged{}, false, resource.NewInternalError(err)
+			return nil, resource.NewInternalError(err)
 		}
 	}
-	if !create && next.GetObjectMeta().ResourceVersion == "" {
-		next.GetObjectMeta().ResourceVersion = cur.GetObjectMeta().ResourceVersion
-	}
-	return merged{obj: next, state: &applyState{entries: out}}, create, nil
+	return next, nil
 }
 
 // conflictError is the 409 of an apply that conflicts with other managers: one
