@@ -2,8 +2,10 @@ package store
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"unicode"
 
 	"github.com/management-service/mgmt/resource"
@@ -89,6 +91,11 @@ func checkFieldManager(k *resource.KindInfo, name, manager string) error {
 // list is atomic.
 func (s *Store) trackFields(w *write, live []resource.ManagedFieldsEntry, newData []byte, opts WriteOptions) ([]resource.ManagedFieldsEntry, error) {
 	if opts.apply != nil {
+		if w.old != nil && onlyTimesDiffer(opts.apply.entries, live) && sameIgnoringManagedFields(w.oldValue, newData) {
+			// As kube-apiserver's IgnoreManagedFieldsTimestampsTransformer: an apply
+			// that changes nothing but times is no write.
+			return live, nil
+		}
 		return opts.apply.entries, nil
 	}
 	k, name := w.k, w.work.GetObjectMeta().Name
@@ -124,4 +131,35 @@ func (s *Store) trackFields(w *write, live []resource.ManagedFieldsEntry, newDat
 		return nil, resource.NewInvalid(k, name, resource.ErrorList{resource.Invalid(resource.NewPath(ee.Field), ee.Manager, ee.Err.Error())})
 	}
 	return nil, resource.NewInternalError(fmt.Errorf("store: managedFields: %w", err))
+}
+
+// onlyTimesDiffer reports whether a and b are the same entries but for their times.
+func onlyTimesDiffer(a, b []resource.ManagedFieldsEntry) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		x, y := a[i], b[i]
+		x.Time, y.Time = nil, nil
+		if !sameEntries([]resource.ManagedFieldsEntry{x}, []resource.ManagedFieldsEntry{y}) {
+			return false
+		}
+	}
+	return true
+}
+
+// sameIgnoringManagedFields reports whether two encoded objects are equal as JSON
+// once metadata.managedFields and metadata.resourceVersion are left out.
+func sameIgnoringManagedFields(a, b []byte) bool {
+	var x, y map[string]any
+	if json.Unmarshal(a, &x) != nil || json.Unmarshal(b, &y) != nil {
+		return false
+	}
+	for _, o := range []map[string]any{x, y} {
+		if m, ok := o["metadata"].(map[string]any); ok {
+			delete(m, "managedFields")
+			delete(m, "resourceVersion")
+		}
+	}
+	return reflect.DeepEqual(x, y)
 }

@@ -141,6 +141,18 @@ func applyCases() []storeCase {
 			assert.JSONEq(t, `{"apiVersion":"management.service/v1","kind":"Project","metadata":{"name":"a"},"spec":{"displayName":"B"}}`,
 				q.Annotations[store.LastAppliedAnnotation], "the annotation follows what kubectl applied")
 		}},
+		{name: "an apply whose only change is a manager's time writes nothing", opts: withApplyTypes, run: func(t *testing.T, h *Harness) {
+			p := Project("a")
+			require.NoError(t, apply(h, p, "alice", projectConfig("a", `{"displayName":"A"}`), false))
+			h.Clock.Step(time.Minute)
+			// creationTimestamp: null in the configuration changes the merged object,
+			// but the store keeps the stored creationTimestamp: nothing changes.
+			cfg := `{"metadata":{"name":"a","creationTimestamp":null},"spec":{"displayName":"A"}}`
+			q := Project("a")
+			require.NoError(t, apply(h, q, "alice", cfg, false))
+			assert.Equal(t, p.ResourceVersion, q.ResourceVersion)
+			assert.Equal(t, p.ManagedFields, q.ManagedFields)
+		}},
 		{name: "apply without a field manager is 422", opts: withApplyTypes, run: func(t *testing.T, h *Harness) {
 			st := RequireReason(t, apply(h, Project("a"), "", projectConfig("a", `{}`), false), resource.ReasonInvalid)
 			require.NotNil(t, st.Details)
