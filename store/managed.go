@@ -104,33 +104,45 @@ func (s *Store) trackFields(w *write, live []resource.ManagedFieldsEntry, newDat
 	}
 	apiVersion := apiVersionOf(k, w.work.GetTypeMeta().APIVersion)
 	base, err := managedfields.Resolve(live, w.sentFields, w.sub)
-	if err == nil {
-		var kt *kindType
-		if kt, err = s.types.get(k, s.opts.FieldTypes); err == nil {
-			var out []resource.ManagedFieldsEntry
-			if hasGranularLists(kt, w.oldValue) || hasGranularLists(kt, newData) {
-				manager := opts.FieldManager
-				if manager == "" {
-					manager = managedfields.UnknownManager
-				}
-				out, err = typedUpdate(kt, k, base, w.oldValue, newData, managerKey{manager: manager,
-					operation: resource.ManagedFieldsOperationUpdate, apiVersion: apiVersion, subresource: w.sub}, s.clock.Now())
-			} else {
-				out, err = managedfields.Update(base, w.oldValue, newData, managedfields.Write{
-					Manager: opts.FieldManager, APIVersion: apiVersion, Subresource: w.sub,
-					Now: s.clock.Now(), StatusSubresource: k.HasStatus,
-				})
-			}
-			if err == nil {
-				return out, nil
-			}
+	if err != nil {
+		return nil, fieldsError(k, name, err)
+	}
+	now := s.clock.Now()
+	kt, err := s.types.get(k, s.opts.FieldTypes)
+	if err == nil && (hasGranularLists(kt, w.oldValue) || hasGranularLists(kt, newData)) {
+		manager := opts.FieldManager
+		if manager == "" {
+			manager = managedfields.UnknownManager
 		}
+		out, err := typedUpdate(kt, k, base, w.oldValue, newData, managerKey{manager: manager,
+			operation: resource.ManagedFieldsOperationUpdate, apiVersion: apiVersion, subresource: w.sub}, now)
+		var ee *managedfields.EntryError
+		if err == nil || errors.As(err, &ee) {
+			return out, fieldsError(k, name, err)
+		}
+		// The object does not fit the kind's FieldType (a schema that disagrees
+		// with the Go type): track it as before, every list atomic.
+		s.log.Warn("store: managedFields: the object does not fit its field type; lists are tracked as atomic",
+			"kind", k.Kind, "name", name, "error", err)
+	}
+	out, err := managedfields.Update(base, w.oldValue, newData, managedfields.Write{
+		Manager: opts.FieldManager, APIVersion: apiVersion, Subresource: w.sub,
+		Now: now, StatusSubresource: k.HasStatus,
+	})
+	return out, fieldsError(k, name, err)
+}
+
+// fieldsError maps an error of the managedFields computation: an entry that cannot
+// be used is 422, anything else 500; nil stays nil.
+func fieldsError(k *resource.KindInfo, name string, err error) error {
+	if err == nil {
+		return nil
 	}
 	var ee *managedfields.EntryError
 	if errors.As(err, &ee) {
-		return nil, resource.NewInvalid(k, name, resource.ErrorList{resource.Invalid(resource.NewPath(ee.Field), ee.Manager, ee.Err.Error())})
+		return resource.NewInvalid(k, name, resource.ErrorList{resource.Invalid(resource.NewPath(ee.Field), ee.Manager, ee.Err.Error())})
 	}
-	return nil, resource.NewInternalError(fmt.Errorf("store: managedFields: %w", err))
+	return resource.NewInternalError(fmt.Errorf("store: managedFields: %w", err))
 }
 
 // onlyTimesDiffer reports whether a and b are the same entries but for their times.

@@ -44,6 +44,19 @@ func (ApplyFieldTypes) FieldType(gvk resource.GroupVersionKind) *store.FieldType
 
 func withApplyTypes(o *store.Options) { o.FieldTypes = ApplyFieldTypes{} }
 
+// misfitTypes says a Project's spec.displayName is a map list, which no Project's
+// value fits.
+type misfitTypes struct{}
+
+func (misfitTypes) FieldType(gvk resource.GroupVersionKind) *store.FieldType {
+	return &store.FieldType{Kind: store.FieldObject, Fields: map[string]*store.FieldType{
+		"spec": {Kind: store.FieldObject, Fields: map[string]*store.FieldType{
+			"displayName": {Kind: store.FieldList, ListType: store.ListMap, ListMapKeys: []string{"k"},
+				Elem: &store.FieldType{Kind: store.FieldObject}},
+		}},
+	}}
+}
+
 // apply applies the configuration (JSON) to the object named by obj as manager.
 func apply(h *Harness, obj resource.Object, manager, config string, force bool) error {
 	_, err := h.S.Apply(h.Ctx, obj, []byte(config), store.ApplyOptions{WriteOptions: as(manager), Force: force})
@@ -153,6 +166,21 @@ func applyCases() []storeCase {
 			assert.Equal(t, p.ResourceVersion, q.ResourceVersion)
 			assert.Equal(t, p.ManagedFields, q.ManagedFields)
 		}},
+		{name: "objects that do not fit their field type are still written", opts: func(o *store.Options) { o.FieldTypes = misfitTypes{} },
+			run: func(t *testing.T, h *Harness) {
+				p := Project("a")
+				p.Finalizers = []string{"example.com/f"}
+				p.Spec.DisplayName = "A"
+				require.NoError(t, h.S.Create(h.Ctx, p, store.CreateOptions{WriteOptions: as("m")}))
+				assert.True(t, owns(t, entryOf(t, p, "m", ""), "spec", "displayName"))
+				assert.True(t, owns(t, entryOf(t, p, "m", ""), "metadata", "finalizers"), "tracked as an atomic list")
+				p.Finalizers = nil
+				require.NoError(t, h.S.Update(h.Ctx, p, store.UpdateOptions{WriteOptions: as("m")}))
+				// Apply cannot merge without the object's shape: the server's fault, 500 as
+				// kube-apiserver answers when the stored object does not convert.
+				st := RequireReason(t, apply(h, Project("a"), "alice", projectConfig("a", `{"displayName":"B"}`), false), resource.ReasonInternalError)
+				assert.Contains(t, st.Message, "spec.displayName")
+			}},
 		{name: "apply without a field manager is 422", opts: withApplyTypes, run: func(t *testing.T, h *Harness) {
 			st := RequireReason(t, apply(h, Project("a"), "", projectConfig("a", `{}`), false), resource.ReasonInvalid)
 			require.NotNil(t, st.Details)
