@@ -11,6 +11,7 @@ import (
 	"mime"
 	"net/http"
 	"reflect"
+	"sort"
 	"strings"
 	"sync"
 	"unicode/utf8"
@@ -190,7 +191,39 @@ func (c *Codec) Decode(data []byte, contentType string, expected *KindInfo) (Obj
 			return nil, err
 		}
 	}
-	return c.decodeJSON(js, expected, f == formatYAML)
+	obj, _, err := c.decodeJSON(js, expected, f == formatYAML, false)
+	return obj, err
+}
+
+// DecodeLenient is [Codec.Decode] without the refusal of unknown fields and duplicate
+// keys, as kube-apiserver decodes with fieldValidation Warn or Ignore: unknown fields
+// are dropped, the last of duplicate JSON keys wins, and each such field is reported in
+// unknown, in kube-apiserver's words (`unknown field "spec.foo"`, `duplicate field
+// "metadata.name"`), at most 20 of them. Every other rule of Decode holds (a YAML body
+// with a duplicate key is still 400).
+func (c *Codec) DecodeLenient(data []byte, contentType string, expected *KindInfo) (obj Object, unknown []string, err error) {
+	if int64(len(data)) > c.maxBytes {
+		return nil, nil, c.tooLarge()
+	}
+	var f bodyFormat
+	if strings.TrimSpace(contentType) == "" {
+		f = sniff(data)
+	} else {
+		var ok bool
+		if f, ok = parseMediaType(contentType); !ok {
+			return nil, nil, NewUnsupportedMediaType(contentType)
+		}
+	}
+	if !utf8.Valid(data) {
+		return nil, nil, NewBadRequest("the request body is not valid UTF-8")
+	}
+	js := data
+	if f == formatYAML {
+		if js, err = c.yamlToJSON(data); err != nil {
+			return nil, nil, err
+		}
+	}
+	return c.decodeJSON(js, expected, f == formatYAML, true)
 }
 
 // DecodeInto is [Codec.Decode] into an existing object, whose Go type names the
@@ -516,13 +549,15 @@ func benignProbeErrors(err error) error {
 
 type strictErrors struct {
 	msgs []string
+	// lenient collects the messages (up to the cap) without stopping the walk.
+	lenient bool
 }
 
 func (s *strictErrors) add(what, path string) bool {
 	if len(s.msgs) < maxStrictErrors {
 		s.msgs = append(s.msgs, fmt.Sprintf("%s field %q", what, truncForMsg(path)))
 	}
-	return len(s.msgs) < maxStrictErrors
+	return s.lenient || len(s.msgs) < maxStrictErrors
 }
 
 func (c *Codec) resolveKind(apiVersion, kind string, expected *KindInfo) (*KindInfo, error) {
@@ -557,43 +592,47 @@ func (c *Codec) resolveKind(apiVersion, kind string, expected *KindInfo) (*KindI
 	return k, nil
 }
 
-func (c *Codec) decodeJSON(js []byte, expected *KindInfo, fromYAML bool) (Object, error) {
+// decodeJSON decodes js; lenient reports unknown fields and duplicate keys instead of
+// refusing them.
+func (c *Codec) decodeJSON(js []byte, expected *KindInfo, fromYAML, lenient bool) (Object, []string, error) {
 	// Pass 1: syntax, depth, duplicate keys, and the body's apiVersion and kind.
-	scan := &jsonWalker{data: js, maxDepth: c.maxDepth, dups: true, top: true}
+	scan := &jsonWalker{data: js, maxDepth: c.maxDepth, dups: true, top: true, strict: strictErrors{lenient: lenient}}
 	if err := scan.document(nil); err != nil {
 		if errors.Is(err, errStrictLimit) {
-			return nil, NewBadRequest("strict decoding error: " + strings.Join(scan.strict.msgs, ", "))
+			return nil, nil, NewBadRequest("strict decoding error: " + strings.Join(scan.strict.msgs, ", "))
 		}
-		return nil, err
+		return nil, nil, err
 	}
 	k, err := c.resolveKind(scan.apiVersion, scan.kind, expected)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if k.New == nil {
-		return nil, NewInternalError(fmt.Errorf("resource: kind %s has no New function", k.Kind))
+		return nil, nil, NewInternalError(fmt.Errorf("resource: kind %s has no New function", k.Kind))
 	}
 	obj := k.New()
 	ot := reflect.TypeOf(obj)
 	if ot == nil || ot.Kind() != reflect.Pointer {
-		return nil, NewInternalError(fmt.Errorf("resource: kind %s: New returned %T, not a pointer", k.Kind, obj))
+		return nil, nil, NewInternalError(fmt.Errorf("resource: kind %s: New returned %T, not a pointer", k.Kind, obj))
 	}
 	// Pass 2: keys that no field of the Go type has.
 	check := &jsonWalker{data: js, maxDepth: c.maxDepth, strict: scan.strict}
 	if err := check.document(ot.Elem()); err != nil && !errors.Is(err, errStrictLimit) {
-		return nil, err
+		return nil, nil, err
 	}
-	if len(check.strict.msgs) > 0 {
-		return nil, NewBadRequest("strict decoding error: " + strings.Join(check.strict.msgs, ", "))
+	// Duplicates first, then the unknown fields sorted, as kube-apiserver lists them.
+	sort.Strings(check.strict.msgs[len(scan.strict.msgs):])
+	if len(check.strict.msgs) > 0 && !lenient {
+		return nil, nil, NewBadRequest("strict decoding error: " + strings.Join(check.strict.msgs, ", "))
 	}
 	if err := json.Unmarshal(js, obj); err != nil {
-		return nil, NewBadRequest(fmt.Sprintf("the request body could not be decoded as %s: %s",
+		return nil, nil, NewBadRequest(fmt.Sprintf("the request body could not be decoded as %s: %s",
 			k.Kind, describeJSONError(err, fromYAML))).WithCause(err)
 	}
 	nilZeroTimes(reflect.ValueOf(obj).Elem())
 	tm := obj.GetTypeMeta()
 	tm.Kind, tm.APIVersion = k.Kind, k.APIVersion()
-	return obj, nil
+	return obj, check.strict.msgs, nil
 }
 
 func describeJSONError(err error, fromYAML bool) string {

@@ -9,17 +9,17 @@ import (
 // Every kind of this package implements it; the store uses it when present and falls
 // back to a reflective copy for other kinds.
 type DeepCopier interface {
-	// DeepCopyObject returns a copy that shares no mutable memory with the receiver.
-	DeepCopyObject() Object
+	// DeepCopyResource returns a copy that shares no mutable memory with the receiver.
+	DeepCopyResource() Object
 }
 
 // DeepCopierInto is implemented by objects that can copy themselves into an object
 // of their type that already exists (an item of a list, say), without reflection and
 // without allocating the object. Every kind of this package implements it.
 type DeepCopierInto interface {
-	// DeepCopyObjectInto overwrites out, which must have the receiver's type, with a
+	// DeepCopyResourceInto overwrites out, which must have the receiver's type, with a
 	// copy that shares no mutable memory with the receiver.
-	DeepCopyObjectInto(out Object)
+	DeepCopyResourceInto(out Object)
 }
 
 func copyStrings(in []string) []string {
@@ -151,15 +151,15 @@ func (o *DirectClusterEndpointToken) DeepCopyInto(out *DirectClusterEndpointToke
 	out.Status.ExpirationTimestamp = copyPtr(o.Status.ExpirationTimestamp)
 }
 
-// DeepCopyObject returns a deep copy.
-func (o *DirectClusterEndpointToken) DeepCopyObject() Object {
+// DeepCopyResource returns a deep copy.
+func (o *DirectClusterEndpointToken) DeepCopyResource() Object {
 	out := new(DirectClusterEndpointToken)
 	o.DeepCopyInto(out)
 	return out
 }
 
-// DeepCopyObjectInto makes out, a *DirectClusterEndpointToken, a deep copy of o.
-func (o *DirectClusterEndpointToken) DeepCopyObjectInto(out Object) {
+// DeepCopyResourceInto makes out, a *DirectClusterEndpointToken, a deep copy of o.
+func (o *DirectClusterEndpointToken) DeepCopyResourceInto(out Object) {
 	o.DeepCopyInto(out.(*DirectClusterEndpointToken))
 }
 
@@ -169,15 +169,15 @@ func (o *ProjectMigrateVirtualClusterInstance) DeepCopyInto(out *ProjectMigrateV
 	o.ObjectMeta.DeepCopyInto(&out.ObjectMeta)
 }
 
-// DeepCopyObject returns a deep copy.
-func (o *ProjectMigrateVirtualClusterInstance) DeepCopyObject() Object {
+// DeepCopyResource returns a deep copy.
+func (o *ProjectMigrateVirtualClusterInstance) DeepCopyResource() Object {
 	out := new(ProjectMigrateVirtualClusterInstance)
 	o.DeepCopyInto(out)
 	return out
 }
 
-// DeepCopyObjectInto makes out, a *ProjectMigrateVirtualClusterInstance, a deep copy of o.
-func (o *ProjectMigrateVirtualClusterInstance) DeepCopyObjectInto(out Object) {
+// DeepCopyResourceInto makes out, a *ProjectMigrateVirtualClusterInstance, a deep copy of o.
+func (o *ProjectMigrateVirtualClusterInstance) DeepCopyResourceInto(out Object) {
 	o.DeepCopyInto(out.(*ProjectMigrateVirtualClusterInstance))
 }
 
@@ -192,15 +192,15 @@ func (o *Project) DeepCopyInto(out *Project) {
 	out.Status.Conditions = copyConditions(o.Status.Conditions)
 }
 
-// DeepCopyObject returns a deep copy.
-func (o *Project) DeepCopyObject() Object {
+// DeepCopyResource returns a deep copy.
+func (o *Project) DeepCopyResource() Object {
 	out := new(Project)
 	o.DeepCopyInto(out)
 	return out
 }
 
-// DeepCopyObjectInto makes out, a *Project, a deep copy of o.
-func (o *Project) DeepCopyObjectInto(out Object) { o.DeepCopyInto(out.(*Project)) }
+// DeepCopyResourceInto makes out, a *Project, a deep copy of o.
+func (o *Project) DeepCopyResourceInto(out Object) { o.DeepCopyInto(out.(*Project)) }
 
 // DeepCopyInto copies o into out, sharing no mutable memory.
 func (o *VirtualClusterInstance) DeepCopyInto(out *VirtualClusterInstance) {
@@ -224,15 +224,15 @@ func copyConditions(cs []Condition) []Condition {
 	return out
 }
 
-// DeepCopyObject returns a deep copy.
-func (o *VirtualClusterInstance) DeepCopyObject() Object {
+// DeepCopyResource returns a deep copy.
+func (o *VirtualClusterInstance) DeepCopyResource() Object {
 	out := new(VirtualClusterInstance)
 	o.DeepCopyInto(out)
 	return out
 }
 
-// DeepCopyObjectInto makes out, a *VirtualClusterInstance, a deep copy of o.
-func (o *VirtualClusterInstance) DeepCopyObjectInto(out Object) {
+// DeepCopyResourceInto makes out, a *VirtualClusterInstance, a deep copy of o.
+func (o *VirtualClusterInstance) DeepCopyResourceInto(out Object) {
 	o.DeepCopyInto(out.(*VirtualClusterInstance))
 }
 
@@ -243,12 +243,12 @@ func (o *AccessKey) DeepCopyInto(out *AccessKey) {
 	out.Spec.Scope = o.Spec.Scope.DeepCopy()
 }
 
-// DeepCopyObject returns a deep copy.
-func (o *AccessKey) DeepCopyObject() Object {
+// DeepCopyResource returns a deep copy.
+func (o *AccessKey) DeepCopyResource() Object {
 	out := new(AccessKey)
 	o.DeepCopyInto(out)
 	return out
 }
 
-// DeepCopyObjectInto makes out, a *AccessKey, a deep copy of o.
-func (o *AccessKey) DeepCopyObjectInto(out Object) { o.DeepCopyInto(out.(*AccessKey)) }
+// DeepCopyResourceInto makes out, a *AccessKey, a deep copy of o.
+func (o *AccessKey) DeepCopyResourceInto(out Object) { o.DeepCopyInto(out.(*AccessKey)) }

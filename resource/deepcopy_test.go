@@ -56,7 +56,7 @@ func fill(v reflect.Value, depth int) {
 	}
 }
 
-func TestDeepCopyObject_copies_every_field_and_shares_nothing(t *testing.T) {
+func TestDeepCopyResource_copies_every_field_and_shares_nothing(t *testing.T) {
 	for _, k := range resource.NewScheme().Kinds() {
 		t.Run(k.Kind, func(t *testing.T) {
 			obj := k.New()
@@ -64,8 +64,8 @@ func TestDeepCopyObject_copies_every_field_and_shares_nothing(t *testing.T) {
 			want, err := json.Marshal(obj)
 			require.NoError(t, err)
 			c, ok := obj.(resource.DeepCopier)
-			require.True(t, ok, "%s has no DeepCopyObject", k.Kind)
-			cp := c.DeepCopyObject()
+			require.True(t, ok, "%s has no DeepCopyResource", k.Kind)
+			cp := c.DeepCopyResource()
 			got, err := json.Marshal(cp)
 			require.NoError(t, err)
 			assert.JSONEq(t, string(want), string(got), "the copy differs")
@@ -76,15 +76,15 @@ func TestDeepCopyObject_copies_every_field_and_shares_nothing(t *testing.T) {
 			require.NoError(t, err)
 			assert.JSONEq(t, string(want), string(after), "the copy shares memory with the original")
 
-			// DeepCopyObjectInto overwrites every field of an object that held
+			// DeepCopyResourceInto overwrites every field of an object that held
 			// something else, and shares nothing either.
 			ci, ok := obj.(resource.DeepCopierInto)
-			require.True(t, ok, "%s has no DeepCopyObjectInto", k.Kind)
+			require.True(t, ok, "%s has no DeepCopyResourceInto", k.Kind)
 			into := k.New()
 			fill(reflect.ValueOf(into).Elem(), 0)
 			mutate(reflect.ValueOf(into).Elem())
-			ci.DeepCopyObjectInto(into)
-			assert.True(t, reflect.DeepEqual(c.DeepCopyObject(), into), "DeepCopyObjectInto differs from DeepCopyObject")
+			ci.DeepCopyResourceInto(into)
+			assert.True(t, reflect.DeepEqual(c.DeepCopyResource(), into), "DeepCopyResourceInto differs from DeepCopyResource")
 			mutate(reflect.ValueOf(into).Elem())
 			after, err = json.Marshal(obj)
 			require.NoError(t, err)
@@ -96,7 +96,7 @@ func TestDeepCopyObject_copies_every_field_and_shares_nothing(t *testing.T) {
 func TestDeepCopy_keeps_nil_and_empty_apart(t *testing.T) {
 	p := &resource.Project{ObjectMeta: resource.ObjectMeta{Labels: map[string]string{}, Finalizers: []string{},
 		ManagedFields: []resource.ManagedFieldsEntry{{Manager: "a", FieldsV1: json.RawMessage{}}, {Manager: "b"}}}}
-	c := p.DeepCopyObject().(*resource.Project)
+	c := p.DeepCopyResource().(*resource.Project)
 	assert.NotNil(t, c.Labels)
 	assert.NotNil(t, c.Finalizers)
 	assert.NotNil(t, c.ManagedFields[0].FieldsV1)

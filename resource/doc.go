@@ -15,6 +15,12 @@
 // [Scheme] maps kinds to Go types, resource names and scope; [NewScheme] knows the
 // five built-in kinds and host programs may register their own.
 //
+// A kind without a Go type of its own is registered at run time with [RawKind]: its
+// objects are [RawObject] values (TypeMeta, ObjectMeta, the status and every other
+// member kept as raw JSON) and its lists [RawList]. Many kinds share these two Go
+// types; the scheme tells them apart by TypeMeta ([KindInfo.Generic]). A kind may
+// carry a JSON Schema ([KindInfo.Schema]) for whoever validates its objects.
+//
 // A [Codec] turns request bodies into typed objects and objects into response bodies:
 //
 //	codec := resource.NewCodec(resource.NewScheme(), resource.CodecOptions{})

@@ -61,6 +61,22 @@ func FuzzDecode(f *testing.F) {
 			expected = kinds[k-1]
 		}
 		obj, err := codec.Decode(data, ct, expected)
+		// The lenient decoder accepts what the strict one does, reporting nothing, and
+		// refuses only what it refuses for a reason other than unknown or duplicate
+		// fields.
+		lobj, unknown, lerr := codec.DecodeLenient(data, ct, expected)
+		switch {
+		case err == nil:
+			require.NoError(t, lerr)
+			require.Empty(t, unknown)
+			require.Equal(t, obj, lobj)
+		case strings.HasPrefix(err.Error(), "strict decoding error: ") && lerr == nil:
+			require.NotEmpty(t, unknown)
+			require.True(t, strings.HasPrefix(err.Error(), "strict decoding error: "+strings.Join(unknown, ", ")) ||
+				len(unknown) >= 20, "strict %q, lenient %q", err, unknown)
+		case lerr == nil:
+			require.Failf(t, "lenient decoding accepted what strict decoding refuses", "%v", err)
+		}
 		if err != nil {
 			var se *resource.StatusError
 			require.True(t, errors.As(err, &se), "error is not a *StatusError: %T %v", err, err)
@@ -148,7 +164,7 @@ func FuzzParseLabelSelector(f *testing.F) {
 	for _, s := range []string{
 		"", "a=b", "a==b", "a!=b", "a in (x,y)", "a notin (x, y)", "a", "!a", "a,b=c,!d",
 		"x/y=z", "example.com/key in ()", "a in (,b)", " a = b , c ", "in", "in in (in)",
-		"a=b,", "a in (b", "!a=b", "a=b c", "a=" + strings.Repeat("v", 64),
+		"a=b,", "a in (b", "!a=b", "a=b c", "a=" + strings.Repeat("v", 64), "a>1", "b < -2", "a>x", "a<",
 	} {
 		f.Add(s)
 	}

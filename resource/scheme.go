@@ -1,6 +1,7 @@
 package resource
 
 import (
+	"encoding/json"
 	"fmt"
 	"reflect"
 	"sort"
@@ -44,7 +45,9 @@ type KindInfo struct {
 	// Namespaced is true for kinds whose objects live in a namespace.
 	Namespaced bool
 	// HasStatus is true for kinds with a status subresource: status is kept on
-	// main-resource updates and changed only through the status path.
+	// main-resource updates and changed only through the status path. The status is
+	// the top-level member "status": the struct field encoded as "status" for a Go
+	// type of its own, [RawObject.Status] for a generic kind.
 	HasStatus bool
 	// ParentResource is set for kinds that are only reachable as a subresource of
 	// another resource (e.g. "projects" for ProjectMigrateVirtualClusterInstance).
@@ -53,7 +56,17 @@ type KindInfo struct {
 	New func() Object
 	// NewList returns a new, empty list of the kind.
 	NewList func() ObjectList
+	// Schema is an optional JSON Schema (draft 2020-12) of the kind's objects, for
+	// the program that validates them (package schema's Registry, say). The scheme
+	// only carries it.
+	Schema json.RawMessage
+
+	generic bool // New makes *RawObject values: the kind is found by TypeMeta
 }
+
+// Generic reports whether the kind uses the generic representation ([RawObject] and
+// [RawList], see [RawKind]) rather than a Go type of its own.
+func (k *KindInfo) Generic() bool { return k.generic }
 
 // GVK returns the kind's group, version and kind.
 func (k *KindInfo) GVK() GroupVersionKind {
@@ -80,7 +93,13 @@ type Scheme struct {
 	byGVR    map[string]*KindInfo // "group/version/resource"
 	byType   map[reflect.Type]*KindInfo
 	byListTy map[reflect.Type]*KindInfo
+	byList   map[GroupVersionKind]*KindInfo // generic kinds by list kind
 }
+
+var (
+	rawObjectType = reflect.TypeFor[*RawObject]()
+	rawListType   = reflect.TypeFor[*RawList]()
+)
 
 // NewScheme returns a scheme that knows the five kinds of this package.
 func NewScheme() *Scheme {
@@ -94,7 +113,9 @@ func NewScheme() *Scheme {
 }
 
 // Register adds a kind. It returns an error when the kind or its resource is already
-// registered, or when a required field is empty.
+// registered, or when a required field is empty. A kind whose New makes [RawObject]
+// values (see [RawKind]) must make RawList values with NewList; any number of such
+// generic kinds share the two Go types and are told apart by TypeMeta.
 func (s *Scheme) Register(k KindInfo) error {
 	if k.Version == "" || k.Kind == "" || k.Resource == "" || k.New == nil || k.NewList == nil {
 		return fmt.Errorf("resource: kind %q: Version, Kind, Resource, New and NewList are required", k.Kind)
@@ -112,6 +133,11 @@ func (s *Scheme) Register(k KindInfo) error {
 	}
 	t := reflect.TypeOf(k.New())
 	lt := reflect.TypeOf(k.NewList())
+	info.generic = t == rawObjectType
+	if info.generic != (lt == rawListType) {
+		return fmt.Errorf("resource: kind %q: a kind of RawObject values needs RawList lists, and only it", k.Kind)
+	}
+	listGVK := GroupVersionKind{Group: k.Group, Version: k.Version, Kind: k.ListKind}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.byGVK == nil {
@@ -119,6 +145,7 @@ func (s *Scheme) Register(k KindInfo) error {
 		s.byGVR = map[string]*KindInfo{}
 		s.byType = map[reflect.Type]*KindInfo{}
 		s.byListTy = map[reflect.Type]*KindInfo{}
+		s.byList = map[GroupVersionKind]*KindInfo{}
 	}
 	if _, dup := s.byGVK[k.GVK()]; dup {
 		return fmt.Errorf("resource: kind %s is already registered", k.GVK())
@@ -126,13 +153,20 @@ func (s *Scheme) Register(k KindInfo) error {
 	if _, dup := s.byGVR[gvr]; dup {
 		return fmt.Errorf("resource: resource %s is already registered", gvr)
 	}
-	if _, dup := s.byType[t]; dup {
-		return fmt.Errorf("resource: Go type %v is already registered", t)
+	if info.generic {
+		if _, dup := s.byList[listGVK]; dup {
+			return fmt.Errorf("resource: list kind %s is already registered", listGVK)
+		}
+		s.byList[listGVK] = info
+	} else {
+		if _, dup := s.byType[t]; dup {
+			return fmt.Errorf("resource: Go type %v is already registered", t)
+		}
+		s.byType[t] = info
+		s.byListTy[lt] = info
 	}
 	s.byGVK[k.GVK()] = info
 	s.byGVR[gvr] = info
-	s.byType[t] = info
-	s.byListTy[lt] = info
 	return nil
 }
 
@@ -156,10 +190,15 @@ func (s *Scheme) KindForResource(group, version, resource string) (*KindInfo, bo
 }
 
 // KindOf returns the kind of a Go object: by its registered Go type, which must match
-// its TypeMeta when that is set.
+// its TypeMeta when that is set. A [*RawObject] is found by its TypeMeta instead,
+// among the generic kinds.
 func (s *Scheme) KindOf(obj Object) (*KindInfo, error) {
+	t := reflect.TypeOf(obj)
+	if t == rawObjectType {
+		return s.genericKind(obj.GetTypeMeta(), false)
+	}
 	s.mu.RLock()
-	k, ok := s.byType[reflect.TypeOf(obj)]
+	k, ok := s.byType[t]
 	s.mu.RUnlock()
 	if !ok {
 		return nil, fmt.Errorf("resource: Go type %T is not registered in the scheme", obj)
@@ -167,13 +206,48 @@ func (s *Scheme) KindOf(obj Object) (*KindInfo, error) {
 	return k, nil
 }
 
-// KindOfList returns the kind whose list type is the Go type of list.
+// KindOfList returns the kind whose list type is the Go type of list. A [*RawList]
+// is found by its TypeMeta (the list kind) instead, among the generic kinds.
 func (s *Scheme) KindOfList(list ObjectList) (*KindInfo, error) {
+	t := reflect.TypeOf(list)
+	if t == rawListType {
+		return s.genericKind(list.GetTypeMeta(), true)
+	}
 	s.mu.RLock()
-	k, ok := s.byListTy[reflect.TypeOf(list)]
+	k, ok := s.byListTy[t]
 	s.mu.RUnlock()
 	if !ok {
 		return nil, fmt.Errorf("resource: Go type %T is not a registered list type", list)
+	}
+	return k, nil
+}
+
+// genericKind returns the generic kind that tm names, as an object's or, with list,
+// as a list's kind.
+func (s *Scheme) genericKind(tm *TypeMeta, list bool) (*KindInfo, error) {
+	what := "RawObject"
+	if list {
+		what = "RawList"
+	}
+	if tm == nil || tm.Kind == "" || tm.APIVersion == "" {
+		return nil, fmt.Errorf("resource: a %s needs apiVersion and kind to name its kind", what)
+	}
+	group, version := SplitAPIVersion(tm.APIVersion)
+	gvk := GroupVersionKind{Group: group, Version: version, Kind: tm.Kind}
+	s.mu.RLock()
+	var k *KindInfo
+	var ok bool
+	if list {
+		k, ok = s.byList[gvk]
+	} else {
+		k, ok = s.byGVK[gvk]
+	}
+	s.mu.RUnlock()
+	switch {
+	case !ok:
+		return nil, fmt.Errorf("resource: %s is not registered in the scheme", gvk)
+	case !k.generic:
+		return nil, fmt.Errorf("resource: %s has a Go type of its own, not %s", gvk, what)
 	}
 	return k, nil
 }

@@ -3,6 +3,7 @@ package resource
 import (
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 )
 
@@ -23,10 +24,17 @@ const (
 	SelectorExists SelectorOperator = "exists"
 	// SelectorDoesNotExist is "!key": the label is absent.
 	SelectorDoesNotExist SelectorOperator = "!"
+	// SelectorGreaterThan is "key>n": the label is present and holds an integer
+	// greater than n.
+	SelectorGreaterThan SelectorOperator = "gt"
+	// SelectorLessThan is "key<n": the label is present and holds an integer less
+	// than n.
+	SelectorLessThan SelectorOperator = "lt"
 )
 
 // LabelRequirement is one requirement of a [LabelSelector]. Values has exactly one
-// element for = and !=, one or more (sorted, without duplicates) for in and notin, and
+// element for =, != and the integer comparisons > and < (a decimal integer there), one
+// or more (sorted, without duplicates) for in and notin, and
 // none for exists and !.
 type LabelRequirement struct {
 	// Key is the label key.
@@ -53,6 +61,19 @@ func (r LabelRequirement) Matches(labels map[string]string) bool {
 		return has
 	case SelectorDoesNotExist:
 		return !has
+	case SelectorGreaterThan, SelectorLessThan:
+		if !has || len(r.Values) != 1 {
+			return false
+		}
+		want, err1 := strconv.ParseInt(r.Values[0], 10, 64)
+		got, err2 := strconv.ParseInt(v, 10, 64)
+		if err1 != nil || err2 != nil {
+			return false
+		}
+		if r.Operator == SelectorGreaterThan {
+			return got > want
+		}
+		return got < want
 	}
 	return false
 }
@@ -63,7 +84,7 @@ func (r LabelRequirement) hasValue(v string) bool {
 }
 
 // String returns the requirement in selector syntax: "k=v", "k!=v", "k in (a,b)",
-// "k notin (a,b)", "k" or "!k".
+// "k notin (a,b)", "k", "!k", "k>n" or "k<n".
 func (r LabelRequirement) String() string {
 	switch r.Operator {
 	case SelectorEquals, SelectorNotEquals:
@@ -78,6 +99,15 @@ func (r LabelRequirement) String() string {
 		return r.Key
 	case SelectorDoesNotExist:
 		return "!" + r.Key
+	case SelectorGreaterThan, SelectorLessThan:
+		op := ">"
+		if r.Operator == SelectorLessThan {
+			op = "<"
+		}
+		if len(r.Values) == 1 {
+			return r.Key + op + r.Values[0]
+		}
+		return r.Key + op
 	}
 	return ""
 }
@@ -179,6 +209,15 @@ func checkLabelRequirement(r LabelRequirement) (LabelRequirement, error) {
 			return r, NewBadRequest(fmt.Sprintf("invalid label selector: operator %q takes no values", r.Operator))
 		}
 		vals = nil
+	case SelectorGreaterThan, SelectorLessThan:
+		// As kube-apiserver's label parser has them: one decimal int64.
+		if len(vals) != 1 {
+			return r, NewBadRequest("invalid label selector: for 'Gt', 'Lt' operators, exactly one value is required")
+		}
+		if _, err := strconv.ParseInt(vals[0], 10, 64); err != nil {
+			return r, NewBadRequest(fmt.Sprintf("invalid label selector: values[0]: Invalid value: %q: for 'Gt', 'Lt' operators, the value must be an integer",
+				truncForMsg(vals[0])))
+		}
 	default:
 		return r, NewBadRequest(fmt.Sprintf("invalid label selector: operator %q is not supported", r.Operator))
 	}
@@ -261,6 +300,8 @@ const (
 	tokNot      // !
 	tokEq       // = or ==
 	tokNotEq    // !=
+	tokGt       // >
+	tokLt       // <
 	tokOpenPar  // (
 	tokClosePar // )
 	tokComma    // ,
@@ -277,11 +318,11 @@ func isSelSpace(c byte) bool {
 }
 
 func isSelSpecial(c byte) bool {
-	return c == '!' || c == '=' || c == '(' || c == ')' || c == ','
+	return c == '!' || c == '=' || c == '(' || c == ')' || c == ',' || c == '>' || c == '<'
 }
 
 // lexSelector splits a label selector into tokens; identifiers are runs of characters
-// that are neither white space nor one of "!=(),".
+// that are neither white space nor one of "!=(),><".
 func lexSelector(s string) []selTok {
 	var toks []selTok
 	for i := 0; i < len(s); {
@@ -305,6 +346,12 @@ func lexSelector(s string) []selTok {
 				toks = append(toks, selTok{tokEq, "=", i})
 				i++
 			}
+		case c == '>':
+			toks = append(toks, selTok{tokGt, ">", i})
+			i++
+		case c == '<':
+			toks = append(toks, selTok{tokLt, "<", i})
+			i++
 		case c == '(':
 			toks = append(toks, selTok{tokOpenPar, "(", i})
 			i++
@@ -359,7 +406,8 @@ func selSyntaxError(t selTok, expected string) error {
 
 // ParseLabelSelector parses a label selector: comma-separated requirements, each one of
 // "key=value", "key==value", "key!=value", "key in (v1,v2)", "key notin (v1,v2)",
-// "key" (present) or "!key" (absent). White space around tokens is ignored; "in" and
+// "key" (present), "!key" (absent), "key>n" or "key<n" (an integer label compared with
+// the integer n), as kube-apiserver's label parser reads them. White space around tokens is ignored; "in" and
 // "notin" are operators only where an operator is expected. Keys and values follow the
 // label rules; "()" is the set holding the empty value. An empty string is the empty
 // selector. Errors are 400 BadRequest [*StatusError] naming the problem.
@@ -424,6 +472,18 @@ func (p *selParser) requirement() (LabelRequirement, error) {
 			return r, selSyntaxError(v, "a label value")
 		}
 		return r, nil
+	case op.kind == tokGt || op.kind == tokLt:
+		p.next()
+		r.Operator = SelectorGreaterThan
+		if op.kind == tokLt {
+			r.Operator = SelectorLessThan
+		}
+		v := p.next()
+		if v.kind != tokIdent {
+			return r, selSyntaxError(v, "an integer value")
+		}
+		r.Values = []string{v.text}
+		return r, nil
 	case op.kind == tokIdent && (op.text == "in" || op.text == "notin"):
 		p.next()
 		r.Operator = SelectorIn
@@ -437,7 +497,7 @@ func (p *selParser) requirement() (LabelRequirement, error) {
 		r.Values = vals
 		return r, nil
 	default:
-		return r, selSyntaxError(op, "'=', '==', '!=', 'in', 'notin', ',' or end of string")
+		return r, selSyntaxError(op, "'=', '==', '!=', '>', '<', 'in', 'notin', ',' or end of string")
 	}
 }
 

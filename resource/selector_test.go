@@ -34,6 +34,9 @@ func TestParseLabelSelector(t *testing.T) {
 		{"a prefixed key is allowed", "management.service/project=a", "management.service/project=a"},
 		{"in and notin are keys where a key is expected", "in in (notin),notin", "in in (notin),notin"},
 		{"identical requirements are merged", "a=b,a=b", "a=b"},
+		{"greater than an integer", "a>1", "a>1"},
+		{"less than an integer, spaced", " a < 5 ", "a<5"},
+		{"comparisons sort with the others", "b<2,a>1,a=3", "a=3,a>1,b<2"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -59,7 +62,12 @@ func TestParseLabelSelectorErrors(t *testing.T) {
 		{"in without a set is a syntax error", "a in", "expected '('"},
 		{"a value after an absence test is a syntax error", "!a=b", "expected ',' or end of string"},
 		{"two values are a syntax error", "a=b c", "expected ',' or end of string"},
-		{"an unknown operator is a syntax error", "a > 1", `found ">"`},
+		{"an unknown operator is a syntax error", "a ~ 1", `found "~"`},
+		{"> needs an integer", "a>b", "the value must be an integer"},
+		{"< needs a value", "a<", "expected an integer value"},
+		{"> takes one value", "a>(1)", "expected an integer value"},
+		{"a negative integer is not a label value", "a<-5", "a valid label must"},
+		{"> of a number beyond int64", "a>99999999999999999999", "the value must be an integer"},
 		{"a bang without a key is a syntax error", "!", "expected a label key after '!'"},
 		{"a key that is not a qualified name is rejected", "a/b/c=d", "qualified name"},
 		{"a label value longer than 63 is invalid", "a=" + strings.Repeat("v", 64), "no more than 63"},
@@ -78,7 +86,7 @@ func TestParseLabelSelectorErrors(t *testing.T) {
 }
 
 func TestLabelSelectorMatches(t *testing.T) {
-	labels := map[string]string{"app": "web", "env": "prod", "empty": ""}
+	labels := map[string]string{"app": "web", "env": "prod", "empty": "", "n": "2", "neg": "-1"}
 	tests := []struct {
 		sel  string
 		want bool
@@ -104,6 +112,14 @@ func TestLabelSelectorMatches(t *testing.T) {
 		{"empty in ()", true},
 		{"app=web,env=prod", true},
 		{"app=web,env=dev", false},
+		{"n>1", true},
+		{"n>2", false},
+		{"n<3", true},
+		{"n<2", false},
+		{"neg<0", true},
+		{"app>1", false},
+		{"missing<1", false},
+		{"missing>1", false},
 	}
 	for _, tc := range tests {
 		name := "selector " + tc.sel + " matches"

@@ -70,8 +70,11 @@ var keywords = map[string]bool{
 	"format": true,
 	// content
 	"contentEncoding": true, "contentMediaType": true, "contentSchema": true,
-	// Kubernetes' merge annotations, read by Registry.FieldType (fieldtypes.go)
-	ListTypeKeyword: true, ListMapKeysKeyword: true, MapTypeKeyword: true,
+	// Kubernetes' annotations of lists, which validation ignores: how server-side apply
+	// and strategic merge patch merge a list (see ListInfo, and Registry.FieldType).
+	"x-kubernetes-list-type": true, "x-kubernetes-list-map-keys": true,
+	"x-kubernetes-patch-merge-key": true, "x-kubernetes-patch-strategy": true,
+	MapTypeKeyword: true,
 }
 
 // Keywords whose value is one subschema, a map of subschemas or a list of them.

@@ -82,3 +82,16 @@ func ExampleAdmitter() {
 	// Output:
 	// Invalid metadata.name
 }
+
+// A strategic merge patch adds a cluster to a project's allowedClusters, merged by the
+// list's merge key, and removes another with a $patch directive.
+func ExampleRegistry_StrategicMergePatch() {
+	reg := schema.NewRegistry()
+	project := []byte(`{"apiVersion":"management.service/v1","kind":"Project","metadata":{"name":"a"},` +
+		`"spec":{"allowedClusters":[{"name":"c1"},{"name":"c2"}]}}`)
+	patch := []byte(`{"spec":{"allowedClusters":[{"name":"c3"},{"name":"c1","$patch":"delete"}]}}`)
+	out, err := reg.StrategicMergePatch(resource.GroupVersionKind{Group: resource.Group, Version: resource.Version,
+		Kind: resource.KindProject}, project, patch)
+	fmt.Println(string(out), err)
+	// Output: {"apiVersion":"management.service/v1","kind":"Project","metadata":{"name":"a"},"spec":{"allowedClusters":[{"name":"c2"},{"name":"c3"}]}} <nil>
+}

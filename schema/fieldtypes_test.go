@@ -43,7 +43,15 @@ func TestFieldTypeOfBuiltinKinds(t *testing.T) {
 	meta := p.Fields["metadata"]
 	assert.Equal(t, store.FieldObject, meta.Fields["labels"].Kind, "labels through $ref")
 	assert.Equal(t, store.FieldScalar, meta.Fields["labels"].Elem.Kind, "additionalProperties is the type of the other members")
-	assert.Equal(t, store.ListAtomic, p.Fields["status"].Fields["conditions"].ListType, "no list type: atomic")
+	conds := p.Fields["status"].Fields["conditions"]
+	assert.Equal(t, store.ListMap, conds.ListType)
+	assert.Equal(t, []string{"type"}, conds.ListMapKeys)
+	scope := r.FieldType(gvkOf(resource.KindAccessKey)).Fields["spec"].Fields["scope"]
+	require.NotNil(t, scope, "a $ref through common.json")
+	assert.Equal(t, []string{"project", "space"}, scope.Fields["spaces"].ListMapKeys)
+	rule := scope.Fields["rules"].Elem
+	require.NotNil(t, rule)
+	assert.Equal(t, store.ListAtomic, rule.Fields["verbs"].ListType)
 	assert.Same(t, p, r.FieldType(gvkOf(resource.KindProject)), "cached")
 	assert.Nil(t, r.FieldType(gvkOf("Nope")))
 }

@@ -57,7 +57,7 @@ func compileBuiltins() (*builtinSet, error) {
 				source = d.raw
 			}
 		}
-		set.validators[gvk] = &Validator{gvk: gvk, info: kindInfo(gvk), schema: s, docs: set.parsed, source: source}
+		set.validators[gvk] = &Validator{gvk: gvk, info: kindInfo(gvk), schema: s, docs: set.parsed, source: source, root: u}
 	}
 	return set, nil
 }
@@ -151,7 +151,7 @@ func (r *Registry) Register(gvk resource.GroupVersionKind, schemaJSON []byte) er
 		parsed[k] = v
 	}
 	parsed[u] = d.doc
-	v := &Validator{gvk: gvk, info: kindInfo(gvk), schema: s, docs: parsed, source: raw}
+	v := &Validator{gvk: gvk, info: kindInfo(gvk), schema: s, docs: parsed, source: raw, root: u}
 
 	r.mu.Lock()
 	defer r.mu.Unlock()

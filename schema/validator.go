@@ -18,6 +18,7 @@ type Validator struct {
 	schema *jsonschema.Schema
 	docs   map[string]any // the parsed schema documents, for error messages
 	source []byte
+	root   string // the URL of the kind's document in docs
 }
 
 // GroupVersionKind returns the kind the validator checks.

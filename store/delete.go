@@ -131,22 +131,23 @@ func (tx *Tx) markDeleted(d *deletion, obj resource.Object, opts DeleteOptions) 
 	deadline := resource.NewTime(now.Add(time.Duration(grace) * time.Second))
 
 	if meta.IsTerminating() {
-		// Only a shorter grace period changes anything, and only ever moves the
-		// deadline earlier.
-		if opts.GracePeriodSeconds == nil || !deadline.Before(meta.DeletionTimestamp.Time) {
+		// A shorter grace period moves the deadline earlier, never later. Without a
+		// pending grace period (held by finalizers alone), the propagation policy
+		// still sets its finalizer, as kube-apiserver does.
+		changed := false
+		if g := meta.DeletionGracePeriodSeconds; g == nil || *g == 0 {
+			changed = propagationFinalizers(meta, opts.PropagationPolicy)
+		}
+		if opts.GracePeriodSeconds != nil && deadline.Before(meta.DeletionTimestamp.Time) {
+			meta.DeletionTimestamp = &deadline
+			meta.DeletionGracePeriodSeconds = &grace
+			changed = true
+		}
+		if !changed {
 			return false, s.result(k, key, d.e.value, d.e.rev, obj)
 		}
-		meta.DeletionTimestamp = &deadline
-		meta.DeletionGracePeriodSeconds = &grace
 	} else {
-		switch opts.PropagationPolicy {
-		case DeletePropagationOrphan:
-			meta.RemoveFinalizer(FinalizerForegroundDeletion)
-			meta.AddFinalizer(FinalizerOrphan)
-		case DeletePropagationForeground:
-			meta.RemoveFinalizer(FinalizerOrphan)
-			meta.AddFinalizer(FinalizerForegroundDeletion)
-		}
+		propagationFinalizers(meta, opts.PropagationPolicy)
 		if len(meta.Finalizers) == 0 && grace == 0 {
 			return tx.remove(k, key, d.e, cur, obj)
 		}
@@ -166,6 +167,25 @@ func (tx *Tx) markDeleted(d *deletion, obj resource.Object, opts DeleteOptions) 
 	tx.putObject(k, key, data, cur)
 	tx.onCommit(func(rev int64) error { return tx.giveResult(obj, cur, rev) })
 	return false, nil
+}
+
+// propagationFinalizers sets the finalizer of an explicit propagation policy, as
+// kube-apiserver does: Orphan has "orphan" and not "foregroundDeletion", Foreground
+// the other way round, Background neither; no policy leaves them. It reports whether
+// the finalizers changed.
+func propagationFinalizers(meta *resource.ObjectMeta, policy string) bool {
+	switch policy {
+	case DeletePropagationOrphan:
+		a := meta.RemoveFinalizer(FinalizerForegroundDeletion)
+		return meta.AddFinalizer(FinalizerOrphan) || a
+	case DeletePropagationForeground:
+		a := meta.RemoveFinalizer(FinalizerOrphan)
+		return meta.AddFinalizer(FinalizerForegroundDeletion) || a
+	case DeletePropagationBackground:
+		a := meta.RemoveFinalizer(FinalizerOrphan)
+		return meta.RemoveFinalizer(FinalizerForegroundDeletion) || a
+	}
+	return false
 }
 
 // remove deletes key now; obj gets the last state with the deletion's revision.

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"reflect"
 	"strings"
+	"time"
 
 	"github.com/management-service/mgmt/resource"
 	"github.com/management-service/mgmt/store/backend"
@@ -198,7 +199,59 @@ func (s *Store) listRange(ctx context.Context, items *listBuilder, f *filter, pr
 		}
 		start = res.KVs[len(res.KVs)-1].Key + "\x00"
 	}
-	return items.fill(rev, next)
+	if err := items.fill(rev, next); err != nil {
+		return err
+	}
+	if next != "" && f.empty() {
+		// As kube-apiserver does for a paged list without a selector.
+		if n, ok := s.track.countFrom(ctx, prefix, next, rev); ok {
+			items.list.GetListMeta().RemainingItemCount = &n
+		}
+	}
+	return nil
+}
+
+// maxCountedObjects bounds the objects the tracker looks through to count a paged
+// list's remaining items: above it, no count is given (it would cost each page a pass
+// over every object).
+const maxCountedObjects = 100_000
+
+// countWait is the longest a page waits for the index to reach its revision before it
+// goes without a count.
+const countWait = time.Second
+
+// countFrom counts the objects under prefix whose keys are from start on, once the
+// index has seen revision minRev: the remaining items of a paged list, from the
+// index's revision (an estimate when writes came after the list's snapshot, as
+// kube-apiserver's count from its watch cache is). ok is false when the store holds
+// more than maxCountedObjects objects.
+func (t *tracker) countFrom(ctx context.Context, prefix, start string, minRev int64) (int64, bool) {
+	// The index is normally there already; a list does not wait long for a count.
+	ctx, cancel := context.WithTimeout(ctx, countWait)
+	defer cancel()
+	for {
+		t.mu.Lock()
+		if t.rev >= minRev {
+			defer t.mu.Unlock()
+			if len(t.objs) > maxCountedObjects {
+				return 0, false
+			}
+			var n int64
+			for k := range t.objs {
+				if k >= start && strings.HasPrefix(k, prefix) {
+					n++
+				}
+			}
+			return n, true
+		}
+		ch := t.changedLocked()
+		t.mu.Unlock()
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return 0, false
+		}
+	}
 }
 
 // listBuilder collects the items of a list. Into a resource.List it copies each

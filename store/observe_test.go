@@ -44,7 +44,7 @@ func TestObserver_sees_commits_and_conflicts(t *testing.T) {
 		}
 		if first {
 			first = false
-			other := cur.DeepCopyObject().(*resource.Project)
+			other := cur.DeepCopyResource().(*resource.Project)
 			other.Spec.DisplayName = "meanwhile"
 			require.NoError(t, s.Update(ctx, other, store.UpdateOptions{}))
 		}

@@ -6,6 +6,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
+	"slices"
+	"strings"
 
 	jsonpatch "github.com/evanphx/json-patch/v5"
 	"github.com/management-service/mgmt/resource"
@@ -17,6 +20,9 @@ const (
 	PatchTypeMerge = "application/merge-patch+json"
 	// PatchTypeJSON is a JSON patch (RFC 6902).
 	PatchTypeJSON = "application/json-patch+json"
+	// PatchTypeStrategic is a strategic merge patch of Kubernetes; it needs
+	// PatchOptions.StrategicMerge, which knows the kind's merge rules.
+	PatchTypeStrategic = "application/strategic-merge-patch+json"
 )
 
 // PatchOptions are the options of a patch.
@@ -26,6 +32,32 @@ type PatchOptions struct {
 	// the whole object, and only the status of the result is written, as
 	// [Store.UpdateStatus] writes it. "" patches the main resource.
 	Subresource string
+	// FieldValidation decides what a patch that gives the object a field its kind does
+	// not have gets: FieldValidationStrict (also "") refuses it with 422 Invalid, whose
+	// cause names the field "patch", as kube-apiserver does; FieldValidationWarn drops
+	// the field and hands Warn one message per field (`unknown field "spec.foo"`);
+	// FieldValidationIgnore drops it silently.
+	FieldValidation string
+	// Warn, when set, receives the warnings of a successful patch, once each.
+	Warn func(message string)
+	// StrategicMerge applies a strategic merge patch to the JSON of the stored object
+	// of kind k (e.g. schema.Registry.StrategicMergePatch); without it a patch of type
+	// PatchTypeStrategic is 415.
+	StrategicMerge func(k *resource.KindInfo, original, patch []byte) ([]byte, error)
+}
+
+// Values of PatchOptions.FieldValidation, the fieldValidation parameter of
+// kube-apiserver.
+const (
+	FieldValidationStrict = "Strict"
+	FieldValidationWarn   = "Warn"
+	FieldValidationIgnore = "Ignore"
+)
+
+// patchCodec decodes patched objects: no body limit of its own (the store's object
+// size limit applies to the write), the deepest nesting a codec allows.
+func (s *Store) patchCodec() *resource.Codec {
+	return resource.NewCodec(s.scheme, resource.CodecOptions{MaxBytes: math.MaxInt64, MaxDepth: resource.MaxDepthLimit})
 }
 
 // Patch applies a patch to the stored object that obj names (its kind, namespace and
@@ -46,7 +78,7 @@ func (s *Store) Patch(ctx context.Context, obj resource.Object, patchType string
 	if err != nil {
 		return err
 	}
-	if patchType != PatchTypeMerge && patchType != PatchTypeJSON {
+	if patchType != PatchTypeMerge && patchType != PatchTypeJSON && (patchType != PatchTypeStrategic || opts.StrategicMerge == nil) {
 		return resource.NewUnsupportedMediaType(patchType)
 	}
 	namespace := normalizeNamespace(k, obj.GetObjectMeta().Namespace)
@@ -62,7 +94,27 @@ func (s *Store) Patch(ctx context.Context, obj resource.Object, patchType string
 	if err := checkKeyNames(k, namespace, name); err != nil {
 		return err
 	}
+	switch opts.FieldValidation {
+	case "", FieldValidationStrict, FieldValidationWarn, FieldValidationIgnore:
+	default:
+		return resource.NewBadRequest(fmt.Sprintf("unknown FieldValidation %q", opts.FieldValidation))
+	}
+	codec := s.patchCodec()
+	// Duplicate keys of a merge or strategic merge patch are reported with the unknown
+	// fields of the result, first, as kube-apiserver reports them.
+	var dups []string
+	if opts.FieldValidation != FieldValidationIgnore && patchType != PatchTypeJSON {
+		if _, msgs, err := codec.DecodeLenient(patch, resource.MediaTypeJSON, k); err == nil {
+			for _, m := range msgs {
+				if strings.HasPrefix(m, "duplicate field ") {
+					dups = append(dups, m)
+				}
+			}
+		}
+	}
+	var warnings []string
 	_, err = s.runTxn(ctx, opts.DryRun, func(tx *Tx) error {
+		warnings = warnings[:0]
 		cur := k.New()
 		if err := tx.Get(namespace, name, cur); err != nil {
 			return err
@@ -74,15 +126,28 @@ func (s *Store) Patch(ctx context.Context, obj resource.Object, patchType string
 		if err != nil {
 			return resource.NewInternalError(err)
 		}
-		out, err := applyPatch(k, name, patchType, doc, patch)
+		var out []byte
+		if patchType == PatchTypeStrategic {
+			out, err = opts.StrategicMerge(k, doc, patch)
+		} else {
+			out, err = applyPatch(k, name, patchType, doc, patch)
+		}
 		if err != nil {
 			return err
 		}
-		next := k.New()
-		dec := json.NewDecoder(bytes.NewReader(out))
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(next); err != nil {
+		next, unknown, err := codec.DecodeLenient(out, resource.MediaTypeJSON, k)
+		if err != nil {
 			return resource.NewBadRequest(fmt.Sprintf("the patched %s does not decode: %v", k.Kind, err)).WithCause(err)
+		}
+		unknown = append(slices.Clip(dups), unknown...)
+		if len(unknown) > 0 {
+			switch opts.FieldValidation {
+			case "", FieldValidationStrict:
+				return resource.NewInvalid(k, name, resource.ErrorList{resource.Invalid(resource.NewPath("patch"),
+					string(out), "strict decoding error: "+strings.Join(unknown, ", "))})
+			case FieldValidationWarn:
+				warnings = append(warnings, unknown...)
+			}
 		}
 		m := next.GetObjectMeta()
 		if normalizeNamespace(k, m.Namespace) != namespace || m.Name != name {
@@ -103,6 +168,11 @@ func (s *Store) Patch(ctx context.Context, obj resource.Object, patchType string
 		tx.onCommit(func(int64) error { moveInto(obj, next); return nil })
 		return nil
 	})
+	if err == nil && opts.Warn != nil {
+		for _, w := range warnings {
+			opts.Warn(w)
+		}
+	}
 	return err
 }
 

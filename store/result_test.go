@@ -163,20 +163,20 @@ func TestWrite_leaves_the_callers_object_alone_until_it_commits(t *testing.T) {
 		Labels: map[string]string{"a": "1"}, Finalizers: []string{"f"}},
 		Spec: resource.VirtualClusterInstanceSpec{Owner: &resource.Owner{User: "u"}}}
 	require.NoError(t, s.Create(ctx, v, store.CreateOptions{}))
-	stale := v.DeepCopyObject().(*resource.VirtualClusterInstance)
+	stale := v.DeepCopyResource().(*resource.VirtualClusterInstance)
 	v.Spec.Description = "newer"
 	require.NoError(t, s.Update(ctx, v, store.UpdateOptions{}))
 
 	// A conflict: nothing of the caller's object changes.
 	stale.Labels["b"] = "2"
-	before := stale.DeepCopyObject()
+	before := stale.DeepCopyResource()
 	err = s.Update(ctx, stale, store.UpdateOptions{})
 	require.Equal(t, resource.ReasonConflict, resource.StatusOf(err).Reason)
 	assert.Equal(t, before, stale)
 	// An invalid write: the same.
-	bad := v.DeepCopyObject().(*resource.VirtualClusterInstance)
+	bad := v.DeepCopyResource().(*resource.VirtualClusterInstance)
 	bad.Labels["not a valid key!"] = "x"
-	before = bad.DeepCopyObject()
+	before = bad.DeepCopyResource()
 	require.Error(t, s.Update(ctx, bad, store.UpdateOptions{}))
 	assert.Equal(t, before, bad)
 

@@ -77,7 +77,16 @@ func (tx *Tx) update(obj resource.Object, opts UpdateOptions, status bool) error
 		return err
 	}
 	w.work.GetObjectMeta().ResourceVersion = ""
-	return tx.commitWrite(&w, opts.WriteOptions)
+	if err := tx.commitWrite(&w, opts.WriteOptions); err != nil {
+		return err
+	}
+	if tx.dryRun && w.oldRev != 0 {
+		// A dry-run update answers with the resourceVersion of the stored object it
+		// would replace, as kube-apiserver does (a dry-run create has none).
+		obj, rv := w.obj, tx.formatRV(w.oldRev)
+		tx.onCommit(func(int64) error { obj.GetObjectMeta().ResourceVersion = rv; return nil })
+	}
+	return nil
 }
 
 // readForUpdate prepares w, the write of an update: the caller's object copied, its

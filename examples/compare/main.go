@@ -29,7 +29,9 @@
 // -writers, -token-bench (run the token package's paired benchmark in the root
 // module for the sign ratio), -only (a regular expression: measure only the
 // operations it matches, e.g. -only 'create|update'), -v (each measurement as it is
-// taken).
+// taken), -crclient (only the table of issue 23: store/crclient, the
+// controller-runtime client backed by the store, against the fake client; -only
+// applies to its rows too).
 package main
 
 import (
@@ -87,6 +89,7 @@ func main() {
 	flag.StringVar(&cfg.root, "root", "", "directory of the root module (default: found from the working directory)")
 	flag.BoolVar(&cfg.gc, "gc", cfg.gc, "collect garbage before each sample (slow when the heap is large)")
 	flag.BoolVar(&cfg.verbose, "v", false, "print each measurement as it is taken")
+	crTable := flag.Bool("crclient", false, "measure only store/crclient against the fake client (issue 23's table)")
 	only := flag.String("only", "", "measure only the operations whose name matches this regular expression (create, get, update, list, writers, scaling, policy, token, watch)")
 	flag.Parse()
 	if *only != "" {
@@ -96,6 +99,15 @@ func main() {
 			os.Exit(2)
 		}
 		cfg.only = re
+	}
+	if *crTable {
+		t, err := measureCRClient(context.Background(), cfg, os.Stderr)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "compare:", err)
+			os.Exit(1)
+		}
+		t.print(os.Stdout)
+		return
 	}
 	if err := run(context.Background(), cfg, os.Stdout, os.Stderr); err != nil {
 		fmt.Fprintln(os.Stderr, "compare:", err)

@@ -29,6 +29,10 @@ type Resource struct {
 	Create CreateFunc
 	// Subresources are extra subresources of the resource, each with one verb, create.
 	Subresources []Subresource
+	// Columns are the columns of the Table the resource is printed as (kubectl get),
+	// after Name; nil means one, [AgeColumn]. Each needs a Name and a Type, and a
+	// JSONPath or a Value.
+	Columns []Column
 }
 
 // Subresource is an extra subresource of a served resource: POST to

@@ -40,15 +40,17 @@ func (s *Server) apply(w http.ResponseWriter, r *http.Request, ri *route) error 
 	if err != nil {
 		return resource.NewBadRequest(fmt.Sprintf("the apply configuration is not valid YAML or JSON: %v", err)).WithCause(err)
 	}
-	if v := q.Get("fieldValidation"); v != "Strict" {
+	if v := ri.opts.fieldValidation; v != store.FieldValidationStrict {
 		var unknown []string
 		if config, unknown, err = dropUnknownFields(config, reflect.TypeOf(k.New())); err != nil {
 			return err
 		}
-		if v != "Ignore" {
-			for _, f := range unknown {
-				w.Header().Add("Warning", "299 - "+strconv.Quote("unknown field \""+f+"\""))
+		if v != store.FieldValidationIgnore {
+			msgs := make([]string, len(unknown))
+			for i, f := range unknown {
+				msgs[i] = "unknown field \"" + f + "\""
 			}
+			addWarnings(w, msgs)
 		}
 	}
 	if _, err := s.checkVisible(r, ri); err != nil {
@@ -68,7 +70,7 @@ func (s *Server) apply(w http.ResponseWriter, r *http.Request, ri *route) error 
 	if created {
 		code = http.StatusCreated
 	}
-	s.writeObject(w, r, code, obj)
+	s.writeObject(w, r, ri, code, obj)
 	return nil
 }
 

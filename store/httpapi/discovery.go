@@ -73,8 +73,12 @@ func (s *Server) buildDocuments(reg *schema.Registry) error {
 		b, err = json.Marshal(v)
 		s.docs[path] = &document{body: b}
 	}
-	// No core group: /api lists no version.
+	// No core group: /api lists no version, so that kubectl and client-go never ask for
+	// its resources (their cached discovery takes an empty list for an error). /api/v1
+	// is served all the same, empty, for the clients that read it without asking /api
+	// first (the Python client's DynamicClient, whose lookups by kind fail on a 404).
 	put("/api", map[string]any{"kind": "APIVersions", "versions": []string{}, "serverAddressByClientCIDRs": []any{}})
+	put("/api/v1", map[string]any{"kind": "APIResourceList", "groupVersion": "v1", "resources": []any{}})
 	put("/version", Version)
 	var groups []apiGroup
 	openapiIndex := map[string]any{}

@@ -5,10 +5,14 @@
 // A [Server] is an http.Handler for the resources its [Config] lists, each a kind of
 // the store's scheme with a JSON Schema in the schema registry. It holds no object
 // semantics of its own: every rule about objects is the store's (and its admission
-// hooks'). The server does routing, content negotiation (JSON and YAML), discovery,
-// OpenAPI v3 generated from the kinds' JSON Schemas, watch streaming with bookmarks,
-// dry run, field managers, body limits, timeouts, in-flight bounds and Status
-// errors.
+// hooks'). The server does routing, content negotiation (JSON and YAML, by q-value;
+// Table, PartialObjectMetadata and PartialObjectMetadataList forms with
+// [Resource.Columns]), discovery, OpenAPI v3 generated from the kinds' JSON Schemas,
+// watch streaming with bookmarks, fieldValidation (Strict, Warn with Warning headers,
+// Ignore), merge, JSON and strategic merge patches, dry run, field managers, body
+// limits, timeouts, in-flight bounds and Status errors. It answers SelfSubjectReview
+// and SelfSubjectAccessReview ("kubectl auth whoami", "kubectl auth can-i") from its
+// Authenticator and Authorizer.
 //
 // # Routes
 //
@@ -16,7 +20,9 @@
 //
 //	/healthz /livez /readyz                     no authentication
 //	Config.Public paths                         no authentication
-//	/version /api /apis /apis/<group>[/<version>]
+//	/version /api /api/v1 /apis /apis/<group>[/<version>]
+//	/apis/authentication.k8s.io/v1/selfsubjectreviews          POST, any caller
+//	/apis/authorization.k8s.io/v1/selfsubjectaccessreviews     POST, any caller
 //	/openapi/v3 /openapi/v3/apis/<group>/<version>
 //	Config.NonResource paths
 //	/apis/<group>/<version>/<resource>[/<name>[/<subresource>]]

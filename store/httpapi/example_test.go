@@ -1,6 +1,8 @@
 package httpapi_test
 
 import (
+	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -68,4 +70,40 @@ func Example() {
 	// Output:
 	// 201 true
 	// 422 false
+}
+
+// Columns make "kubectl get" print a resource's fields: a Table answers
+// "Accept: application/json;as=Table;v=v1;g=meta.k8s.io".
+func ExampleColumn() {
+	scheme, schemas := resource.NewScheme(), schema.NewRegistry()
+	st, _ := store.New(memdb.New(memdb.Options{}), store.Options{Scheme: scheme})
+	defer st.Close()
+	h, _ := httpapi.New(httpapi.Config{Store: st, Schemas: schemas, Resources: []httpapi.Resource{{
+		Group: resource.Group, Version: resource.Version, Resource: "projects",
+		Columns: []httpapi.Column{
+			{Name: "Display Name", Type: "string", JSONPath: ".spec.displayName"},
+			httpapi.AgeColumn,
+		}}}})
+	p := &resource.Project{ObjectMeta: resource.ObjectMeta{Name: "web"}}
+	p.Spec.DisplayName = "Web"
+	_ = st.Create(context.Background(), p, store.CreateOptions{})
+
+	req := httptest.NewRequest("GET", "/apis/management.service/v1/projects", nil)
+	req.Header.Set("Accept", "application/json;as=Table;v=v1;g=meta.k8s.io")
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, req)
+	var table struct {
+		ColumnDefinitions []struct{ Name string }
+		Rows              []struct{ Cells []any }
+	}
+	_ = json.Unmarshal(w.Body.Bytes(), &table)
+	var names []string
+	for _, c := range table.ColumnDefinitions {
+		names = append(names, c.Name)
+	}
+	fmt.Println(strings.Join(names, ", "))
+	fmt.Println(table.Rows[0].Cells[:2])
+	// Output:
+	// Name, Display Name, Age
+	// [web Web]
 }

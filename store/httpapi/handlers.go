@@ -5,6 +5,7 @@ import (
 	"net/http"
 
 	"github.com/management-service/mgmt/resource"
+	"github.com/management-service/mgmt/schema"
 	"github.com/management-service/mgmt/store"
 )
 
@@ -88,7 +89,7 @@ func (s *Server) get(w http.ResponseWriter, r *http.Request, ri *route) error {
 		return resource.NewNotFound(k, ri.name)
 	}
 	setTypeMeta(obj, k)
-	s.writeObject(w, r, http.StatusOK, obj)
+	s.writeObject(w, r, ri, http.StatusOK, obj)
 	return nil
 }
 
@@ -102,7 +103,7 @@ func (s *Server) list(w http.ResponseWriter, r *http.Request, ri *route) error {
 	}
 	filterList(ri, list)
 	setListTypeMeta(list, k)
-	s.writeObject(w, r, http.StatusOK, list)
+	s.writeObject(w, r, ri, http.StatusOK, list)
 	return nil
 }
 
@@ -124,11 +125,15 @@ func checkBodyNamespace(ri *route, obj resource.Object) error {
 }
 
 // decodeBody reads the object of a create or update from the body, in the URL's
-// namespace (checkBodyNamespace).
-func (s *Server) decodeBody(r *http.Request, ri *route) (resource.Object, error) {
-	obj, err := s.decodeObject(r, ri.kind)
+// namespace (checkBodyNamespace), and sets the Warning headers of the fields it
+// dropped (fieldValidation Warn).
+func (s *Server) decodeBody(w http.ResponseWriter, r *http.Request, ri *route) (resource.Object, error) {
+	obj, warnings, err := s.decodeObject(r, ri.kind, ri.opts.fieldValidation)
 	if err != nil {
 		return nil, err
+	}
+	if ri.opts.fieldValidation == store.FieldValidationWarn {
+		addWarnings(w, warnings)
 	}
 	if err := checkBodyNamespace(ri, obj); err != nil {
 		return nil, err
@@ -138,7 +143,7 @@ func (s *Server) decodeBody(r *http.Request, ri *route) (resource.Object, error)
 
 func (s *Server) create(w http.ResponseWriter, r *http.Request, ri *route) error {
 	k := ri.kind
-	obj, err := s.decodeBody(r, ri)
+	obj, err := s.decodeBody(w, r, ri)
 	if err != nil {
 		return err
 	}
@@ -155,20 +160,20 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request, ri *route) error
 			return err
 		}
 		setTypeMeta(res, k)
-		s.writeObject(w, r, http.StatusCreated, res)
+		s.writeObject(w, r, ri, http.StatusCreated, res)
 		return nil
 	}
 	if err := s.store.Create(ctx, obj, store.CreateOptions{WriteOptions: ri.writeOptions()}); err != nil {
 		return err
 	}
 	setTypeMeta(obj, k)
-	s.writeObject(w, r, http.StatusCreated, obj)
+	s.writeObject(w, r, ri, http.StatusCreated, obj)
 	return nil
 }
 
 func (s *Server) update(w http.ResponseWriter, r *http.Request, ri *route) error {
 	k := ri.kind
-	obj, err := s.decodeBody(r, ri)
+	obj, err := s.decodeBody(w, r, ri)
 	if err != nil {
 		return err
 	}
@@ -189,7 +194,7 @@ func (s *Server) update(w http.ResponseWriter, r *http.Request, ri *route) error
 		return err
 	}
 	setTypeMeta(obj, k)
-	s.writeObject(w, r, http.StatusOK, obj)
+	s.writeObject(w, r, ri, http.StatusOK, obj)
 	return nil
 }
 
@@ -198,7 +203,7 @@ func (s *Server) patch(w http.ResponseWriter, r *http.Request, ri *route) error 
 	ct := r.Header.Get("Content-Type")
 	pt := mediaTypeOf(ct)
 	switch pt {
-	case store.PatchTypeMerge, store.PatchTypeJSON:
+	case store.PatchTypeMerge, store.PatchTypeJSON, store.PatchTypeStrategic:
 		if err := forceOnlyForApply(r, ri); err != nil {
 			return err
 		}
@@ -207,7 +212,8 @@ func (s *Server) patch(w http.ResponseWriter, r *http.Request, ri *route) error 
 	default:
 		return resource.NewStatusError(resource.ReasonUnsupportedMediaType, fmt.Sprintf(
 			"the body of the request was in an unknown format (%q) - accepted media types include: "+
-				"application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml", ct))
+				"application/json-patch+json, application/merge-patch+json, application/strategic-merge-patch+json, "+
+				"application/apply-patch+yaml", ct))
 	}
 	body, err := s.readBody(r)
 	if err != nil {
@@ -219,11 +225,16 @@ func (s *Server) patch(w http.ResponseWriter, r *http.Request, ri *route) error 
 	obj := k.New()
 	m := obj.GetObjectMeta()
 	m.Name, m.Namespace = ri.name, ri.namespace
-	if err := s.store.Patch(r.Context(), obj, pt, body, store.PatchOptions{WriteOptions: ri.writeOptions(), Subresource: ri.subresource}); err != nil {
+	var warnings []string
+	po := store.PatchOptions{WriteOptions: ri.writeOptions(), Subresource: ri.subresource,
+		FieldValidation: ri.opts.fieldValidation, Warn: func(m string) { warnings = append(warnings, m) },
+		StrategicMerge: s.strategicMerge}
+	if err := s.store.Patch(r.Context(), obj, pt, body, po); err != nil {
 		return err
 	}
+	addWarnings(w, warnings)
 	setTypeMeta(obj, k)
-	s.writeObject(w, r, http.StatusOK, obj)
+	s.writeObject(w, r, ri, http.StatusOK, obj)
 	return nil
 }
 
@@ -254,7 +265,7 @@ func (s *Server) delete(w http.ResponseWriter, r *http.Request, ri *route) error
 	}
 	if removed {
 		// What kube-apiserver answers for a custom resource that is gone.
-		s.writeObject(w, r, http.StatusOK, resource.Status{
+		s.writeObject(w, r, ri, http.StatusOK, resource.Status{
 			TypeMeta: resource.TypeMeta{Kind: "Status", APIVersion: "v1"},
 			Status:   resource.StatusSuccess,
 			Details:  &resource.StatusDetails{Name: ri.name, Group: k.Group, Kind: k.Resource, UID: obj.GetObjectMeta().UID},
@@ -268,7 +279,7 @@ func (s *Server) delete(w http.ResponseWriter, r *http.Request, ri *route) error
 		code = http.StatusAccepted
 	}
 	setTypeMeta(obj, k)
-	s.writeObject(w, r, code, obj)
+	s.writeObject(w, r, ri, code, obj)
 	return nil
 }
 
@@ -292,6 +303,16 @@ func (s *Server) deleteCollection(w http.ResponseWriter, r *http.Request, ri *ro
 		return err
 	}
 	setListTypeMeta(list, k)
-	s.writeObject(w, r, http.StatusOK, list)
+	s.writeObject(w, r, ri, http.StatusOK, list)
 	return nil
+}
+
+// strategicMerge applies a strategic merge patch with the merge rules of the kind's
+// JSON Schema (its x-kubernetes-patch-merge-key and x-kubernetes-patch-strategy).
+func (s *Server) strategicMerge(k *resource.KindInfo, original, patch []byte) ([]byte, error) {
+	reg := s.cfg.Schemas
+	if reg == nil {
+		reg = schema.NewRegistry()
+	}
+	return reg.StrategicMergePatch(k.GVK(), original, patch)
 }

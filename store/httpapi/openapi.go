@@ -39,24 +39,19 @@ func schemaPrefix(group, version string) string {
 func buildOpenAPI(reg *schema.Registry, g *servedGroup, base, title string) (*document, error) {
 	schemaPrefix := schemaPrefix(g.name, g.version)
 	commonPrefix := schemaPrefix + "common."
-	conv := &converter{commonPrefix: commonPrefix}
 	var common map[string]any
 	if err := unmarshalNumbers(commonSchema, &common); err != nil {
 		return nil, fmt.Errorf("httpapi: common schema: %w", err)
 	}
 	defs, _ := common["$defs"].(map[string]any)
-	conv.empty = map[string]bool{}
-	// Definitions that say nothing OpenAPI 3.0 can express (if/then rules) are left out,
-	// and so are references to them.
-	for name, d := range defs {
-		if isEmptySchema(conv.convert(d)) {
-			conv.empty[name] = true
-		}
-	}
+	conv := newConverter(defs, commonPrefix)
 	schemas := map[string]any{}
-	for name, d := range defs {
-		if !conv.empty[name] {
-			schemas[commonPrefix+name] = conv.convert(d)
+	for name := range defs {
+		conv.def(name)
+	}
+	for name, comp := range conv.names {
+		if comp != "" {
+			schemas[comp] = conv.done[name]
 		}
 	}
 	for name, v := range metaSchemas() {
@@ -75,10 +70,12 @@ func buildOpenAPI(reg *schema.Registry, g *servedGroup, base, title string) (*do
 			return fmt.Errorf("httpapi: schema of %s: %w", k.Kind, err)
 		}
 		s := conv.convert(doc).(map[string]any)
-		if _, ok := s["description"]; !ok {
-			if t, ok := doc["title"].(string); ok {
-				s["description"] = t
-			}
+		// The kind's description is the document's, not its title.
+		delete(s, "description")
+		if d, ok := doc["description"].(string); ok {
+			s["description"] = d
+		} else if t, ok := doc["title"].(string); ok {
+			s["description"] = t
 		}
 		s["x-kubernetes-group-version-kind"] = []any{gvkExt(k, k.Kind)}
 		schemas[schemaPrefix+k.Kind] = s
@@ -242,9 +239,131 @@ func isEmptySchema(v any) bool {
 // propertyNames, $comment, ...) are left out. Validation stays with the server, which
 // checks the full schema on every write; the document is for clients (explain, field
 // discovery).
+//
+// A reference to a definition of common.json becomes a reference to a named schema
+// when the definition is an object with properties, named in UpperCamelCase (kubectl
+// explain prints the name as the field's type, "<Owner>"), or meta.k8s.io's name for
+// the object metadata and its parts; any other definition (a string rule, a map, an
+// enum) is written in place, so that explain prints its type ("<string>",
+// "<map[string]string>"). A definition that converts to nothing (an if/then rule) is
+// left out with the references to it.
 type converter struct {
-	empty        map[string]bool // common definitions that convert to nothing
-	commonPrefix string          // the schema name prefix of common.json's definitions
+	commonPrefix string         // the schema name prefix of common.json's definitions
+	defs         map[string]any // common.json's definitions, as written
+	done         map[string]any // converted definitions
+	busy         map[string]bool
+	names        map[string]string // definition → its schema name; "" when written in place
+}
+
+// metaNames are the definitions that are meta.k8s.io's types.
+var metaNames = map[string]string{
+	"objectMeta": "ObjectMeta", "clusterObjectMeta": "ObjectMeta",
+	"ownerReference": "OwnerReference", "managedFieldsEntry": "ManagedFieldsEntry",
+}
+
+func newConverter(defs map[string]any, commonPrefix string) *converter {
+	return &converter{commonPrefix: commonPrefix, defs: defs, done: map[string]any{}, busy: map[string]bool{},
+		names: map[string]string{}}
+}
+
+// def converts a definition once and decides its name.
+func (c *converter) def(name string) {
+	if _, ok := c.done[name]; ok || c.busy[name] {
+		return
+	}
+	d, ok := c.defs[name]
+	if !ok {
+		return
+	}
+	c.busy[name] = true
+	if meta, ok := metaNames[name]; ok {
+		// Named before converting, so that references from inside it resolve.
+		c.names[name] = metaPrefix + meta
+	}
+	conv := c.convert(d)
+	if name == "clusterObjectMeta" {
+		// The metadata of every kind is ObjectMeta, as in Kubernetes; the server
+		// checks what differs for cluster-scoped kinds.
+		c.def("objectMeta")
+		conv = c.done["objectMeta"]
+	}
+	delete(c.busy, name)
+	c.done[name] = conv
+	if _, named := c.names[name]; named {
+		return
+	}
+	switch m, _ := conv.(map[string]any); {
+	case isEmptySchema(conv):
+		c.names[name] = ""
+	case m != nil && m["properties"] != nil || c.refersTo(conv, name):
+		c.names[name] = c.commonPrefix + upperFirst(name)
+	default:
+		c.names[name] = ""
+	}
+}
+
+// refersTo reports whether a converted schema refers to the named definition (a
+// recursive one must be named).
+func (c *converter) refersTo(v any, name string) bool {
+	switch t := v.(type) {
+	case map[string]any:
+		if r, ok := t["$ref"].(string); ok && strings.HasSuffix(r, "/"+c.commonPrefix+upperFirst(name)) {
+			return true
+		}
+		for _, x := range t {
+			if c.refersTo(x, name) {
+				return true
+			}
+		}
+	case []any:
+		for _, x := range t {
+			if c.refersTo(x, name) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// refTo is what a reference to a definition becomes: a $ref, the definition in place,
+// or nil (nothing).
+func (c *converter) refTo(name string) any {
+	if c.busy[name] {
+		// A definition that refers to itself: named.
+		if _, ok := c.names[name]; !ok {
+			c.names[name] = c.commonPrefix + upperFirst(name)
+		}
+		return map[string]any{"$ref": "#/components/schemas/" + c.names[name]}
+	}
+	c.def(name)
+	comp, ok := c.names[name]
+	switch {
+	case !ok:
+		return nil
+	case comp != "":
+		return map[string]any{"$ref": "#/components/schemas/" + comp}
+	case isEmptySchema(c.done[name]):
+		return nil
+	}
+	return deepCopyJSON(c.done[name])
+}
+
+func deepCopyJSON(v any) any {
+	switch t := v.(type) {
+	case map[string]any:
+		out := make(map[string]any, len(t))
+		for k, x := range t {
+			out[k] = deepCopyJSON(x)
+		}
+		return out
+	case []any:
+		out := make([]any, len(t))
+		for i, x := range t {
+			out[i] = deepCopyJSON(x)
+		}
+		return out
+	}
+	return v
 }
 
 var keptKeywords = map[string]bool{
@@ -252,6 +371,9 @@ var keptKeywords = map[string]bool{
 	"minLength": true, "maxLength": true, "minimum": true, "maximum": true, "multipleOf": true,
 	"minItems": true, "maxItems": true, "uniqueItems": true, "minProperties": true, "maxProperties": true,
 	"required": true, "readOnly": true, "writeOnly": true, "example": true, "nullable": true,
+	// how lists merge (kubectl, server-side apply and strategic merge patch read them)
+	"x-kubernetes-list-type": true, "x-kubernetes-list-map-keys": true,
+	"x-kubernetes-patch-merge-key": true, "x-kubernetes-patch-strategy": true,
 }
 
 func (c *converter) convert(v any) any {
@@ -316,18 +438,83 @@ func (c *converter) convert(v any) any {
 			out["type"] = types[0]
 		}
 	}
+	inferType(out)
+	// A field's doc is its title where its description is the rule its validation
+	// explains itself with; both are shown.
+	if t, ok := m["title"].(string); ok && t != "" {
+		if d, ok := out["description"].(string); ok && d != "" && d != t {
+			out["description"] = t + "\n\n" + d
+		} else {
+			out["description"] = t
+		}
+	}
 	if r, ok := m["$ref"].(string); ok {
 		name := r[strings.LastIndex(r, "/")+1:]
-		if !c.empty[name] {
-			target := map[string]any{"$ref": "#/components/schemas/" + c.commonPrefix + name}
-			if len(out) == 0 {
-				return target
+		target := c.refTo(name)
+		tm, _ := target.(map[string]any)
+		switch {
+		case tm == nil:
+		case len(out) == 0:
+			return tm
+		case tm["$ref"] == nil:
+			// In place: the definition's keywords, the field's own on top.
+			for k, v := range tm {
+				if _, has := out[k]; !has {
+					out[k] = v
+				}
 			}
+		default:
 			all, _ := out["allOf"].([]any)
-			out["allOf"] = append([]any{target}, all...)
+			out["allOf"] = append([]any{tm}, all...)
+		}
+	}
+	if all, ok := out["allOf"].([]any); ok && len(all) == 1 && out["type"] == nil && out["properties"] == nil {
+		// allOf of one schema in place: its keywords, unless it is a reference (kept
+		// as allOf, where a description sits beside it, as Kubernetes writes it).
+		if am, ok := all[0].(map[string]any); ok && am["$ref"] == nil {
+			delete(out, "allOf")
+			for k, v := range am {
+				if _, has := out[k]; !has {
+					out[k] = v
+				}
+			}
 		}
 	}
 	return out
+}
+
+// inferType gives a schema without a type the type of its enum's values (a const
+// becomes an enum of one), so that clients print "<string>" rather than "<Object>".
+func inferType(out map[string]any) {
+	if _, ok := out["type"]; ok {
+		return
+	}
+	enum, ok := out["enum"].([]any)
+	if !ok || len(enum) == 0 {
+		return
+	}
+	typ := ""
+	for _, e := range enum {
+		t := ""
+		switch v := e.(type) {
+		case string:
+			t = "string"
+		case bool:
+			t = "boolean"
+		case json.Number:
+			t = "number"
+			if _, err := v.Int64(); err == nil {
+				t = "integer"
+			}
+		default:
+			return
+		}
+		if typ != "" && typ != t {
+			return
+		}
+		typ = t
+	}
+	out["type"] = typ
 }
 
 // Operation helpers. The parameter names and the x-kubernetes-action values follow
@@ -349,8 +536,8 @@ var (
 	pFieldManager = queryParam("fieldManager", "string", "fieldManager is a name associated with the actor or "+
 		"entity that is making these changes; at most 128 printable characters. Defaults to the product "+
 		"token of the User-Agent.")
-	pFieldValidation = queryParam("fieldValidation", "string", "Ignore, Warn or Strict. This server always "+
-		"decodes strictly: unknown and duplicate fields are 400 BadRequest.")
+	pFieldValidation = queryParam("fieldValidation", "string", "What unknown and duplicate fields of the body "+
+		"get: Ignore (dropped), Warn (dropped, with a Warning header each; the default) or Strict (refused).")
 	pPretty = queryParam("pretty", "string", "Accepted and ignored.")
 )
 

@@ -90,3 +90,69 @@ func regexpRefs(s string) []string {
 		s = s[j:]
 	}
 }
+
+// TestOpenAPIExplain checks what kubectl explain prints from the document of the
+// management kinds: every field has a description; apiVersion, kind and enums are
+// strings; metadata is meta.k8s.io's ObjectMeta; maps and string rules are written in
+// place (map[string]string, string), objects named in UpperCamelCase; lists carry
+// their merge keys.
+func TestOpenAPIExplain(t *testing.T) {
+	_, groups, err := servedResources(resource.NewScheme(), testResources())
+	require.NoError(t, err)
+	docs, err := buildOpenAPI(schema.NewRegistry(), groups[0], "", "")
+	require.NoError(t, err)
+	var doc struct {
+		Components struct{ Schemas map[string]map[string]any }
+	}
+	require.NoError(t, json.Unmarshal(docs.body, &doc))
+	schemas := doc.Components.Schemas
+
+	var missing []string
+	var walk func(name string, s map[string]any)
+	walk = func(name string, s map[string]any) {
+		props, _ := s["properties"].(map[string]any)
+		for p, v := range props {
+			pm, _ := v.(map[string]any)
+			if d, _ := pm["description"].(string); d == "" {
+				missing = append(missing, name+"."+p)
+			}
+			walk(name+"."+p, pm)
+			if items, ok := pm["items"].(map[string]any); ok {
+				walk(name+"."+p+"[]", items)
+			}
+		}
+	}
+	for name, s := range schemas {
+		if strings.HasPrefix(name, "service.management.v1.") && !strings.HasSuffix(name, "List") {
+			walk(name, s)
+		}
+	}
+	assert.Empty(t, missing, "fields without a description")
+
+	project := schemas["service.management.v1.Project"]
+	prop := func(s map[string]any, path ...string) map[string]any {
+		for _, p := range path {
+			s = s["properties"].(map[string]any)[p].(map[string]any)
+		}
+		return s
+	}
+	assert.Equal(t, "string", prop(project, "apiVersion")["type"])
+	assert.Equal(t, "string", prop(project, "kind")["type"])
+	assert.Equal(t, "string", prop(schemas["service.management.v1.VirtualClusterInstance"], "status", "phase")["type"])
+	meta := prop(project, "metadata")
+	require.Contains(t, meta, "allOf")
+	assert.Equal(t, "#/components/schemas/io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta",
+		meta["allOf"].([]any)[0].(map[string]any)["$ref"])
+	objectMeta := schemas["io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"]
+	require.NotNil(t, objectMeta)
+	labels := prop(objectMeta, "labels")
+	assert.Equal(t, "object", labels["type"])
+	assert.Equal(t, "string", labels["additionalProperties"].(map[string]any)["type"], "labels are map[string]string")
+	assert.Equal(t, "string", prop(objectMeta, "namespace")["type"])
+	owners := prop(objectMeta, "ownerReferences")
+	assert.Equal(t, "uid", owners["x-kubernetes-patch-merge-key"])
+	assert.Equal(t, "map", owners["x-kubernetes-list-type"])
+	assert.Contains(t, schemas, "service.management.v1.common.Owner")
+	assert.NotContains(t, schemas, "service.management.v1.common.labels")
+	assert.Contains(t, prop(schemas["service.management.v1.AccessKey"], "spec", "scope")["allOf"].([]any)[0], "$ref")
+}

@@ -18,8 +18,10 @@ import (
 
 // options are the query parameters of a resource request, parsed.
 type options struct {
-	dryRun          bool
-	fieldManager    string
+	dryRun       bool
+	fieldManager string
+	// fieldValidation is Strict, Warn (the default, as in kube-apiserver) or Ignore.
+	fieldValidation string
 	resourceVersion string
 	list            store.ListOptions
 	allowBookmarks  bool
@@ -54,8 +56,7 @@ func (ri *route) parseQuery(r *http.Request, defaultManager string) error {
 	o := &ri.opts
 	o.resourceVersion = q.Get("resourceVersion")
 	var errs resource.ErrorList
-	switch ri.verb {
-	case "create", "update", "patch", "delete", "deletecollection":
+	dryRun := func() {
 		for _, v := range q["dryRun"] {
 			if v != "All" {
 				errs = append(errs, resource.NotSupported(resource.NewPath("dryRun"), v, []string{"All"}))
@@ -65,20 +66,25 @@ func (ri *route) parseQuery(r *http.Request, defaultManager string) error {
 	}
 	switch ri.verb {
 	case "create", "update", "patch":
+		// In kube-apiserver's order: fieldManager, dryRun, fieldValidation.
 		o.fieldManager = q.Get("fieldManager")
 		if o.fieldManager != "" {
 			errs = append(errs, resource.ValidateFieldManager(o.fieldManager, resource.NewPath("fieldManager"))...)
 		} else {
 			o.fieldManager = defaultManager
 		}
+		dryRun()
 		switch v := q.Get("fieldValidation"); v {
-		case "", "Strict", "Warn", "Ignore":
-			// Decoding is always strict (unknown and duplicate fields are 400).
+		case "":
+			o.fieldValidation = store.FieldValidationWarn
+		case store.FieldValidationStrict, store.FieldValidationWarn, store.FieldValidationIgnore:
+			o.fieldValidation = v
 		default:
-			return resource.NewBadRequest(fmt.Sprintf(
-				"invalid fieldValidation %q: supported values are Strict, Warn and Ignore", v))
+			errs = append(errs, resource.NotSupported(resource.NewPath("fieldValidation"), v,
+				[]string{"", store.FieldValidationIgnore, store.FieldValidationStrict, store.FieldValidationWarn}))
 		}
 	case "delete", "deletecollection":
+		dryRun()
 		if v := q.Get("gracePeriodSeconds"); v != "" {
 			n, err := strconv.ParseInt(v, 10, 64)
 			if err != nil {
@@ -93,12 +99,15 @@ func (ri *route) parseQuery(r *http.Request, defaultManager string) error {
 	}
 	switch ri.verb {
 	case "list", "watch", "deletecollection":
-		return o.parseList(q, ri.verb)
+		return o.parseList(q, ri.verb, ri.res.kind.Namespaced)
 	}
 	return nil
 }
 
-func (o *options) parseList(q url.Values, verb string) error {
+// parseList reads the options of a list, watch or deletecollection. A field selector
+// on metadata.namespace of a cluster-scoped kind is 400, as kube-apiserver answers
+// for a cluster-scoped custom resource.
+func (o *options) parseList(q url.Values, verb string, namespaced bool) error {
 	l := &o.list
 	l.LabelSelector = q.Get("labelSelector")
 	l.FieldSelector = q.Get("fieldSelector")
@@ -119,6 +128,11 @@ func (o *options) parseList(q url.Values, verb string) error {
 		}
 		if v, ok := fs.RequiredValue(resource.FieldMetadataName); ok {
 			o.nameSelector = v
+		}
+		for _, req := range fs.Requirements() {
+			if req.Field == resource.FieldMetadataNamespace && !namespaced {
+				return resource.NewBadRequest("field label not supported: " + resource.FieldMetadataNamespace)
+			}
 		}
 	}
 	if verb != "watch" {

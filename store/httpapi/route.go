@@ -25,6 +25,8 @@ type servedResource struct {
 	// subs are the extra subresources, by name.
 	subs    map[string]*servedSub
 	subList []*servedSub // in the order of the configuration
+	// columns of the Table, after Name.
+	columns []Column
 }
 
 // servedSub is an extra subresource: its kind and its create.
@@ -61,7 +63,20 @@ func servedResources(sch *resource.Scheme, cfg []Resource) (map[string]*servedRe
 			return nil, nil, fmt.Errorf("httpapi: resource %s is listed twice", key)
 		}
 		sr := &servedResource{kind: k, verbs: e.Verbs, shortNames: e.ShortNames, categories: e.Categories,
-			create: e.Create, subs: map[string]*servedSub{}}
+			create: e.Create, subs: map[string]*servedSub{}, columns: e.Columns}
+		if sr.columns == nil {
+			sr.columns = []Column{AgeColumn}
+		}
+		for _, c := range sr.columns {
+			switch {
+			case c.Name == "":
+				return nil, nil, fmt.Errorf("httpapi: resource %s: a column has no Name", key)
+			case !slices.Contains([]string{"string", "integer", "number", "boolean", "date"}, c.Type):
+				return nil, nil, fmt.Errorf("httpapi: resource %s: column %q: unknown type %q", key, c.Name, c.Type)
+			case c.Value == nil && !strings.HasPrefix(strings.TrimPrefix(c.JSONPath, "{"), "."):
+				return nil, nil, fmt.Errorf("httpapi: resource %s: column %q needs a JSONPath (.spec.x) or a Value", key, c.Name)
+			}
+		}
 		if sr.verbs == nil {
 			sr.verbs = allVerbs
 		}
@@ -186,6 +201,16 @@ func (s *Server) parseRoute(r *http.Request, rest string) (*route, error) {
 		return nonResource()
 	}
 	joined := "/" + strings.Join(segs, "/")
+	if isReview(joined) {
+		// A review is a create that stores nothing: routed as a non-resource request,
+		// answered by serveReview once the caller is known.
+		ri.nonResource = joined
+		if r.Method != http.MethodPost {
+			return nil, methodNotAllowed(nil, r.Method)
+		}
+		ri.verb = "create"
+		return ri, nil
+	}
 	if _, ok := s.docs[joined]; ok {
 		return nonResource()
 	}

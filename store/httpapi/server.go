@@ -290,6 +290,10 @@ func (s *Server) serve(w *statusRecorder, r *http.Request) {
 	if user != nil {
 		w.info.User = user.Name
 	}
+	if isReview(ri.nonResource) {
+		s.serveReview(w, r, ri, user)
+		return
+	}
 	if err := ri.validateNames(); err != nil {
 		s.writeError(w, r, err)
 		return

@@ -456,6 +456,20 @@ func TestDiscovery(t *testing.T) {
 		assert.Empty(t, doc.Versions)
 	})
 
+	t.Run("/api/v1 is served, empty, for clients that read it unasked", func(t *testing.T) {
+		r := f.do(t, "GET", "/api/v1", "alice", "")
+		require.Equal(t, http.StatusOK, r.code, "%s", r.body)
+		var doc struct {
+			Kind, GroupVersion string
+			Resources          []any
+		}
+		require.NoError(t, json.Unmarshal(r.body, &doc))
+		assert.Equal(t, "APIResourceList", doc.Kind)
+		assert.Equal(t, "v1", doc.GroupVersion)
+		assert.NotNil(t, doc.Resources)
+		assert.Empty(t, doc.Resources)
+	})
+
 	all := []string{"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
 	for _, c := range []struct {
 		name, path string
@@ -1058,7 +1072,7 @@ func TestCreateFuncs(t *testing.T) {
 
 	t.Run("a body the codec refuses does not reach the CreateFunc", func(t *testing.T) {
 		n := len(f.creates)
-		r := f.do(t, "POST", toolsGV+"/tickets", "alice", `{"metadata":{"name":"t4"},"spec":{"for":"x"},"unknown":1}`)
+		r := f.do(t, "POST", toolsGV+"/tickets?fieldValidation=Strict", "alice", `{"metadata":{"name":"t4"},"spec":{"for":"x"},"unknown":1}`)
 		assert.Equal(t, http.StatusBadRequest, r.code, "%s", r.body)
 		assert.Len(t, f.creates, n)
 	})

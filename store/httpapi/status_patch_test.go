@@ -53,7 +53,7 @@ func TestStatusPatch(t *testing.T) {
 			assert.Equal(t, "Dev", got.Spec.DisplayName, "only the status changes")
 		})
 	}
-	w := send("PATCH", base+"/dev/status", "application/strategic-merge-patch+json", `{}`)
+	w := send("PATCH", base+"/dev/status", "text/plain", `{}`)
 	assert.Equal(t, http.StatusUnsupportedMediaType, w.Code)
 
 	w = send("GET", "/apis/management.service/v1", "", "")

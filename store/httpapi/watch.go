@@ -20,8 +20,9 @@ const watchWriteTimeout = 30 * time.Second
 // HTTP errors; an error during the stream is an ERROR event carrying a Status, after
 // which the stream ends.
 func (s *Server) watch(w http.ResponseWriter, r *http.Request, ri *route) error {
-	if mt, _ := negotiate(r.Header.Get("Accept")); mt != resource.MediaTypeJSON {
-		return resource.NewNotAcceptable(r.Header.Get("Accept") + " (watches are streamed as application/json)")
+	conv, err := s.watchConverter(r, ri)
+	if err != nil {
+		return err
 	}
 	k := ri.kind
 	o := ri.opts
@@ -76,7 +77,7 @@ func (s *Server) watch(w http.ResponseWriter, r *http.Request, ri *route) error 
 					continue
 				}
 				setTypeMeta(ev.Object, k)
-				obj = ev.Object
+				obj = conv(ev.Object)
 			}
 			data, err := s.codec.Encode(obj, resource.MediaTypeJSON)
 			if err != nil {

@@ -88,7 +88,7 @@ func updateCases() []storeCase {
 			v := Instance("p-a", "v")
 			v.Finalizers = []string{"example.com/f"}
 			h.MustCreate(v)
-			stale := v.DeepCopyObject().(*resource.VirtualClusterInstance)
+			stale := v.DeepCopyResource().(*resource.VirtualClusterInstance)
 			stale.Spec.Description = "edited"
 			require.NoError(t, h.S.Txn(h.Ctx, store.TxnOptions{}, func(tx *store.Tx) error {
 				if _, err := tx.Delete(Instance("p-a", "v"), store.DeleteOptions{SkipFinalizers: true,
@@ -101,7 +101,7 @@ func updateCases() []storeCase {
 			err := h.S.Update(h.Ctx, stale, store.UpdateOptions{})
 			RequireReason(t, err, resource.ReasonConflict)
 			assert.Contains(t, err.Error(), `moved to "v" in namespace "p-b"`)
-			noUID := stale.DeepCopyObject().(*resource.VirtualClusterInstance)
+			noUID := stale.DeepCopyResource().(*resource.VirtualClusterInstance)
 			noUID.UID = ""
 			RequireReason(t, h.S.UpdateStatus(h.Ctx, noUID, store.UpdateOptions{}), resource.ReasonConflict)
 

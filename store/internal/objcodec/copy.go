@@ -15,10 +15,10 @@ type CopyFunc func(dst, src reflect.Value)
 
 // DeepCopy returns a copy of obj that shares no mutable memory with it.
 //
-// It uses obj's own DeepCopyObject when it has one, else a copier compiled per type.
+// It uses obj's own DeepCopyResource when it has one, else a copier compiled per type.
 func DeepCopy(obj resource.Object) resource.Object {
 	if c, ok := obj.(resource.DeepCopier); ok {
-		return c.DeepCopyObject()
+		return c.DeepCopyResource()
 	}
 	v := reflect.ValueOf(obj)
 	out := reflect.New(v.Type().Elem())
@@ -29,11 +29,11 @@ func DeepCopy(obj resource.Object) resource.Object {
 // DeepCopyInto makes dst, of the same pointer type as src, a deep copy of src.
 func DeepCopyInto(dst, src resource.Object) {
 	if c, ok := src.(resource.DeepCopierInto); ok {
-		c.DeepCopyObjectInto(dst)
+		c.DeepCopyResourceInto(dst)
 		return
 	}
 	if c, ok := src.(resource.DeepCopier); ok {
-		reflect.ValueOf(dst).Elem().Set(reflect.ValueOf(c.DeepCopyObject()).Elem())
+		reflect.ValueOf(dst).Elem().Set(reflect.ValueOf(c.DeepCopyResource()).Elem())
 		return
 	}
 	d, sv := reflect.ValueOf(dst).Elem(), reflect.ValueOf(src).Elem()

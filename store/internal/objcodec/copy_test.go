@@ -8,7 +8,7 @@ import (
 	"github.com/management-service/mgmt/resource"
 )
 
-// hostKind is a kind without DeepCopyObject, copied by reflection.
+// hostKind is a kind without DeepCopyResource, copied by reflection.
 type hostKind struct {
 	resource.TypeMeta   `json:",inline"`
 	resource.ObjectMeta `json:"metadata"`

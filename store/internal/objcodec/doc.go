@@ -18,7 +18,7 @@
 // caller gets back the object as stored, so the copy must be exactly what decoding
 // its encoding gives.
 //
-// [Copy] gets there without encoding: the kind's own DeepCopyObject (or the
+// [Copy] gets there without encoding: the kind's own DeepCopyResource (or the
 // reflective copy), then a normalizer compiled per type that does in place what the
 // round trip would do. The normalizer covers the types whose JSON form it fully knows
 // (structs of strings, numbers, bools, pointers, slices, string-keyed maps,
@@ -39,6 +39,12 @@
 // RFC 3339 can write, a json.RawMessage not as json.Marshal writes it, or anything
 // else unusual turns the whole object over to json.Marshal).
 //
+// The generic objects of kinds registered at run time (resource.RawObject) have JSON
+// methods of their own, but a form fully known here: Copy and Encode take them
+// through their metadata's normalizer and encoder and keep their other members, raw
+// JSON already, as they are when json.Marshal would write them so (else encoding/json
+// does it).
+//
 // # Splice
 //
 // A create or update encodes the object twice: once to find what it changes (the
@@ -57,7 +63,7 @@
 // # Copy
 //
 // [DeepCopy], [DeepCopyInto] and [CopierFor] copy objects that share no memory with
-// their source, through the kind's own DeepCopyObject where it has one and a copier
+// their source, through the kind's own DeepCopyResource where it has one and a copier
 // compiled per type otherwise. The store hands out only such copies of the objects
 // it caches.
 package objcodec

@@ -31,6 +31,9 @@ var encoders sync.Map // reflect.Type → *objEncoder
 //
 // On false, json.Marshal must do it.
 func Encode(obj resource.Object) ([]byte, bool) {
+	if r, ok := obj.(*resource.RawObject); ok {
+		return encodeRaw(r)
+	}
 	v := reflect.ValueOf(obj)
 	e := encoderFor(v.Type())
 	if e == nil || v.IsNil() {

@@ -42,6 +42,20 @@ var (
 // through them, and hands the copy to no code of the user's (admission hooks, the
 // owner authorizer), which could.
 func Copy(k *resource.KindInfo, obj resource.Object, shallow bool) (resource.Object, error) {
+	if r, ok := obj.(*resource.RawObject); ok {
+		if out, ok := copyRaw(r); ok {
+			// A round trip decodes into k.New(), whose TypeMeta names the kind: it
+			// stays where the encoding had no apiVersion or kind.
+			if out.Kind == "" {
+				out.Kind = k.Kind
+			}
+			if out.APIVersion == "" {
+				out.APIVersion = k.APIVersion()
+			}
+			return out, nil
+		}
+		return jsonCopy(k, obj)
+	}
 	t := reflect.TypeOf(obj)
 	if norm := normalizerFor(t); norm != nil {
 		if shallow && norm(reflect.ValueOf(obj).Elem(), false) {
@@ -49,7 +63,7 @@ func Copy(k *resource.KindInfo, obj resource.Object, shallow bool) (resource.Obj
 			out.Elem().Set(reflect.ValueOf(obj).Elem())
 			return out.Interface().(resource.Object), nil
 		}
-		// The kind's DeepCopyObject, or the reflective copy for a kind without one
+		// The kind's DeepCopyResource, or the reflective copy for a kind without one
 		// (exact for every type the normalizer covers).
 		out := DeepCopy(obj)
 		if reflect.TypeOf(out) == t && norm(reflect.ValueOf(out).Elem(), true) {

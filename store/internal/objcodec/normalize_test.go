@@ -71,7 +71,7 @@ type withFloat struct {
 	F                   float64 `json:"f"`
 }
 
-func (o *withFloat) DeepCopyObject() resource.Object { c := *o; return &c }
+func (o *withFloat) DeepCopyResource() resource.Object { c := *o; return &c }
 
 type withHidden struct {
 	resource.TypeMeta   `json:",inline"`
@@ -79,7 +79,7 @@ type withHidden struct {
 	Hidden              string `json:"-"`
 }
 
-func (o *withHidden) DeepCopyObject() resource.Object { c := *o; return &c }
+func (o *withHidden) DeepCopyResource() resource.Object { c := *o; return &c }
 
 type withClash struct {
 	resource.TypeMeta   `json:",inline"`
@@ -87,7 +87,7 @@ type withClash struct {
 	Kind                string `json:"kind"`
 }
 
-func (o *withClash) DeepCopyObject() resource.Object { c := *o; return &c }
+func (o *withClash) DeepCopyResource() resource.Object { c := *o; return &c }
 
 type withNullableRaw struct {
 	resource.TypeMeta   `json:",inline"`
@@ -97,7 +97,7 @@ type withNullableRaw struct {
 	Notes               map[string]int  `json:"notes,omitempty"`
 }
 
-func (o *withNullableRaw) DeepCopyObject() resource.Object {
+func (o *withNullableRaw) DeepCopyResource() resource.Object {
 	c := *o
 	c.ObjectMeta = resource.ObjectMeta{}
 	o.ObjectMeta.DeepCopyInto(&c.ObjectMeta)
@@ -117,7 +117,7 @@ func (o *withNullableRaw) DeepCopyObject() resource.Object {
 	return &c
 }
 
-// plainHostKind is a kind of a host program, without DeepCopyObject.
+// plainHostKind is a kind of a host program, without DeepCopyResource.
 type plainHostKind struct {
 	resource.TypeMeta   `json:",inline"`
 	resource.ObjectMeta `json:"metadata"`
@@ -143,7 +143,7 @@ func TestCopyObject_leaves_what_it_does_not_know_to_JSON(t *testing.T) {
 	assert.Equal(t, "", got.(*withHidden).Hidden, "a field JSON leaves out is lost, as before")
 
 	k = &resource.KindInfo{Kind: "WithNullableRaw", New: func() resource.Object { return &withNullableRaw{} }}
-	// A kind without DeepCopyObject is copied by reflection, just as exactly.
+	// A kind without DeepCopyResource is copied by reflection, just as exactly.
 	hk := &resource.KindInfo{Kind: "PlainHostKind", New: func() resource.Object { return &plainHostKind{} }}
 	require.NotNil(t, normalizerFor(reflect.TypeOf(&plainHostKind{})))
 	assert.Nil(t, normalizerFor(reflect.TypeOf(&hostKind{})), "map values of []byte are not covered")

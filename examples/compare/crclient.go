@@ -1,0 +1,187 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"runtime"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+
+	"github.com/management-service/mgmt/store/crclient"
+)
+
+// The -crclient table (issue 23): store/crclient, the controller-runtime client
+// backed by the store, against controller-runtime's fake client with its default
+// tracker, on the same workloads, for the typed CRD-like mirror of
+// VirtualClusterInstance and for a ConfigMap of the same size and labels.
+
+const (
+	colCR   = "crclient"
+	colFake = "fake, default tracker"
+)
+
+// crShape is one object type of the table.
+type crShape struct {
+	name     string
+	mk       objMaker
+	newList  func() client.ObjectList
+	listLen  func(client.ObjectList) int
+	newObj   func() client.Object
+	update   func(obj client.Object, v string)
+	fake     func() client.WithWatch
+	ours     func() (*crclient.Client, error)
+	listKind schema.GroupVersionKind
+}
+
+func crShapes() []crShape {
+	return []crShape{
+		{
+			name: "typed CRD-like", mk: typedMaker,
+			newList: func() client.ObjectList { return &VirtualClusterInstanceList{} },
+			listLen: func(l client.ObjectList) int { return len(l.(*VirtualClusterInstanceList).Items) },
+			newObj:  func() client.Object { return &VirtualClusterInstance{} },
+			update:  func(o client.Object, v string) { o.(*VirtualClusterInstance).Spec.DisplayName = v },
+			fake:    func() client.WithWatch { return newFakeClient(false) },
+			ours: func() (*crclient.Client, error) {
+				return crclient.NewClientBuilder().WithScheme(newK8sScheme()).
+					WithStatusSubresource(&VirtualClusterInstance{}).BuildClient()
+			},
+		},
+		{
+			name: "ConfigMap", mk: configMapMaker,
+			newList: func() client.ObjectList { return &corev1.ConfigMapList{} },
+			listLen: func(l client.ObjectList) int { return len(l.(*corev1.ConfigMapList).Items) },
+			newObj:  func() client.Object { return &corev1.ConfigMap{} },
+			update:  func(o client.Object, v string) { o.(*corev1.ConfigMap).Data["displayName"] = v },
+			fake:    func() client.WithWatch { return fake.NewClientBuilder().Build() },
+			ours:    func() (*crclient.Client, error) { return crclient.NewClientBuilder().BuildClient() },
+		},
+	}
+}
+
+func crRow(shape, op string) string { return shape + ": " + op }
+
+// crListBench lists all objects (with opts) n times and checks the count.
+func crListBench(ctx context.Context, c client.Client, row, col string, sh crShape, want int, opts ...client.ListOption) *bench {
+	return &bench{row: row, col: col, run: func(n int) error {
+		for i := 0; i < n; i++ {
+			l := sh.newList()
+			if err := c.List(ctx, l, opts...); err != nil {
+				return err
+			}
+			if got := sh.listLen(l); got != want {
+				return fmt.Errorf("listed %d, want %d", got, want)
+			}
+		}
+		return nil
+	}}
+}
+
+// crBenches returns the benches of one contender on one shape: write is the client
+// of create, get and update; small and large hold cfg.small and cfg.large objects.
+func crBenches(ctx context.Context, cfg *config, sh crShape, col string, write, small, large client.Client) ([]*bench, error) {
+	if err := fakeSeedWith(ctx, write, sh.mk, prefixGet, getSeed); err != nil {
+		return nil, err
+	}
+	if err := write.Create(ctx, sh.mk(prefixUpdate, 0)); err != nil {
+		return nil, err
+	}
+	if err := fakeSeedWith(ctx, small, sh.mk, prefixList, cfg.small); err != nil {
+		return nil, err
+	}
+	if err := fakeSeedWith(ctx, large, sh.mk, prefixList, cfg.large); err != nil {
+		return nil, err
+	}
+	create := fakeCreateWith(ctx, write, crRow(sh.name, "create"), col, sh.mk, prefixCreate)
+	out := sh.newObj()
+	get := fakeGetWith(ctx, write, crRow(sh.name, "get"), col, func() client.Object { return out })
+	obj := sh.newObj()
+	update, err := fakeUpdateWith(ctx, write, crRow(sh.name, "update"), col, obj, objName(prefixUpdate, 0),
+		func(v string) error { sh.update(obj, v); return nil })
+	if err != nil {
+		return nil, err
+	}
+	listAll := crListBench(ctx, small, crRow(sh.name, fmt.Sprintf("list %s", thousands(cfg.small))), col, sh, cfg.small)
+	listSel := crListBench(ctx, large, crRow(sh.name, fmt.Sprintf("list %s, label selector 1%%", thousands(cfg.large))), col, sh,
+		cfg.large/100, client.MatchingLabels{selectorKey: selectorValue})
+	return []*bench{create, get, update, listAll, listSel}, nil
+}
+
+// crTable is the result of the -crclient run.
+type crTable struct {
+	m    *measurer
+	rows []string
+	cfg  *config
+	took time.Duration
+}
+
+// measureCRClient runs the -crclient table.
+func measureCRClient(ctx context.Context, cfg *config, logw io.Writer) (*crTable, error) {
+	start := time.Now()
+	m := &measurer{cfg: cfg, results: map[[2]string]result{}, ratios: map[string]float64{},
+		logf: func(format string, args ...any) {
+			if cfg.verbose {
+				fmt.Fprintf(logw, format+"\n", args...)
+			}
+		}}
+	t := &crTable{m: m, cfg: cfg}
+	for _, sh := range crShapes() {
+		fmt.Fprintf(logw, "crclient: seeding %s (%d + %d objects per contender)\n", sh.name, cfg.small, cfg.large)
+		var oursClients []*crclient.Client
+		for range 3 {
+			c, err := sh.ours()
+			if err != nil {
+				return nil, err
+			}
+			oursClients = append(oursClients, c)
+		}
+		ours, err := crBenches(ctx, cfg, sh, colCR, oursClients[0], oursClients[1], oursClients[2])
+		if err != nil {
+			return nil, fmt.Errorf("%s, %s: %w", sh.name, colCR, err)
+		}
+		theirs, err := crBenches(ctx, cfg, sh, colFake, sh.fake(), sh.fake(), sh.fake())
+		if err != nil {
+			return nil, fmt.Errorf("%s, %s: %w", sh.name, colFake, err)
+		}
+		for i := range ours {
+			t.rows = append(t.rows, ours[i].row)
+			fmt.Fprintf(logw, "crclient: %s\n", ours[i].row)
+			if err := m.measure(ours[i], theirs[i]); err != nil {
+				return nil, err
+			}
+		}
+		for _, c := range oursClients {
+			_ = c.Close()
+		}
+	}
+	t.took = time.Since(start)
+	return t, nil
+}
+
+// print writes the table: medians and the speed-up (fake ÷ crclient; the target is
+// at least 2).
+func (t *crTable) print(out io.Writer) {
+	c := t.cfg
+	fmt.Fprintf(out, "# store/crclient vs controller-runtime's fake client (issue 23): medians of %d samples, ~%v each; %s, GOMAXPROCS %d; run took %.0fs\n\n",
+		c.count, c.benchtime, runtime.Version(), runtime.GOMAXPROCS(0), t.took.Seconds())
+	fmt.Fprintln(out, "| operation | crclient | fake, default tracker | fake ÷ crclient | ≥ 2× |")
+	fmt.Fprintln(out, "|---|---|---|---|---|")
+	for _, row := range t.rows {
+		o, ok1 := t.m.get(row, colCR)
+		f, ok2 := t.m.get(row, colFake)
+		if !ok1 || !ok2 {
+			continue
+		}
+		speed := f.nsPerOp / o.nsPerOp
+		mark := "no"
+		if speed >= 2 {
+			mark = "yes"
+		}
+		fmt.Fprintf(out, "| %s | %s | %s | %.2f× | %s |\n", row, fmtDur(o.nsPerOp), fmtDur(f.nsPerOp), speed, mark)
+	}
+}

@@ -1,0 +1,257 @@
+package crclient
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+	"strings"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
+
+	"github.com/management-service/mgmt/resource"
+)
+
+// kindOf returns the kind of obj, an object (not a list).
+func (c *Client) kindOf(obj runtime.Object) (*kind, error) {
+	gvk, err := apiutil.GVKForObject(obj, c.scheme)
+	if err != nil {
+		return nil, err
+	}
+	return c.kinds.get(gvk)
+}
+
+// kindOfList returns the kind of the items of list.
+func (c *Client) kindOfList(list runtime.Object) (*kind, error) {
+	gvk, err := apiutil.GVKForObject(list, c.scheme)
+	if err != nil {
+		return nil, err
+	}
+	item, ok := strings.CutSuffix(gvk.Kind, "List")
+	if !ok {
+		return nil, fmt.Errorf("crclient: %T is not a list: its kind is %q", list, gvk.Kind)
+	}
+	return c.kinds.get(gvk.GroupVersion().WithKind(item))
+}
+
+// toStore converts the user's obj into a new object of the store's kind k: the
+// metadata field by field, the rest through JSON.
+func (c *Client) toStore(k *kind, obj runtime.Object) (resource.Object, error) {
+	var data []byte
+	var err error
+	var meta *metav1.ObjectMeta
+	if u, ok := obj.(*unstructured.Unstructured); ok {
+		data, err = json.Marshal(u.Object)
+	} else if v := reflect.ValueOf(obj); v.Kind() == reflect.Pointer && !v.IsNil() && objectMetaField(v.Type().Elem()) != nil {
+		// A shallow copy without metadata is encoded; the metadata is converted.
+		idx := objectMetaField(v.Type().Elem())
+		cp := reflect.New(v.Type().Elem())
+		cp.Elem().Set(v.Elem())
+		cp.Elem().FieldByIndex(idx).SetZero()
+		meta = v.Elem().FieldByIndex(idx).Addr().Interface().(*metav1.ObjectMeta)
+		data, err = json.Marshal(cp.Interface())
+	} else {
+		data, err = json.Marshal(obj)
+	}
+	if err != nil {
+		return nil, apierrors.NewBadRequest(fmt.Sprintf("the %s cannot be encoded: %v", k.gvk.Kind, err))
+	}
+	out := k.info.New()
+	if r, ok := out.(*resource.RawObject); ok {
+		err = r.UnmarshalJSON(data) // json.Unmarshal would check data once more first
+	} else {
+		err = json.Unmarshal(data, out)
+	}
+	if err != nil {
+		return nil, apierrors.NewBadRequest(fmt.Sprintf("the %s does not decode as one: %v", k.gvk.Kind, err))
+	}
+	if meta != nil {
+		*out.GetObjectMeta() = toStoreMeta(meta)
+	}
+	tm := out.GetTypeMeta()
+	tm.Kind, tm.APIVersion = k.info.Kind, k.info.APIVersion()
+	return out, nil
+}
+
+// fromStore fills the user's dst with src, an object a read returned (and the
+// client's own: it is changed), through the conversion cache.
+func (c *Client) fromStore(k *kind, src resource.Object, dst runtime.Object) error {
+	return c.convert(k, src, dst, true)
+}
+
+// fromWrite fills the user's dst with src, the result of a write. Its version is new:
+// the cache has no conversion of it, and one is kept only once a read asks for it.
+func (c *Client) fromWrite(k *kind, src resource.Object, dst runtime.Object) error {
+	return c.convert(k, src, dst, false)
+}
+
+func (c *Client) convert(k *kind, src resource.Object, dst runtime.Object, cached bool) error {
+	m := src.GetObjectMeta()
+	key := convKey{gvk: k.gvk, namespace: m.Namespace, name: m.Name, t: reflect.TypeOf(dst)}
+	if cached && c.conv.get(key, m.UID, m.ResourceVersion, dst) {
+		return nil
+	}
+	if !c.returnManagedFields {
+		m.ManagedFields = nil
+	}
+	keep := keepsTypeMeta(dst)
+	if !keep {
+		*src.GetTypeMeta() = resource.TypeMeta{}
+	}
+	// A typed dst takes the metadata field by field and the rest through JSON.
+	var dstMeta *metav1.ObjectMeta
+	saved := *m
+	if _, u := dst.(*unstructured.Unstructured); !u {
+		if v := reflect.ValueOf(dst); v.Kind() == reflect.Pointer && !v.IsNil() {
+			if idx := objectMetaField(v.Type().Elem()); idx != nil {
+				dstMeta = v.Elem().FieldByIndex(idx).Addr().Interface().(*metav1.ObjectMeta)
+				*m = resource.ObjectMeta{}
+			}
+		}
+	}
+	var data []byte
+	var err error
+	if r, ok := src.(*resource.RawObject); ok {
+		data, err = r.MarshalJSON() // json.Marshal would check and compact it once more
+	} else {
+		data, err = json.Marshal(src)
+	}
+	*m = saved
+	if err != nil {
+		return apierrors.NewInternalError(err)
+	}
+	if err := decodeInto(data, dst, keep, k.gvk); err != nil {
+		return err
+	}
+	if dstMeta != nil {
+		fromStoreMeta(m, dstMeta)
+	}
+	if cached {
+		c.conv.put(key, m.UID, m.ResourceVersion, dst)
+	}
+	return nil
+}
+
+// decodeInto replaces what dst holds with the JSON data.
+func decodeInto(data []byte, dst runtime.Object, keepTypeMeta bool, gvk schema.GroupVersionKind) error {
+	if d, ok := dst.(*unstructured.Unstructured); ok {
+		d.Object = nil
+		if err := d.UnmarshalJSON(data); err != nil {
+			return apierrors.NewInternalError(err)
+		}
+		return nil
+	}
+	v := reflect.ValueOf(dst)
+	if v.Kind() != reflect.Pointer || v.IsNil() {
+		return fmt.Errorf("crclient: %T must be a non-nil pointer", dst)
+	}
+	v.Elem().SetZero()
+	if err := json.Unmarshal(data, dst); err != nil {
+		return apierrors.NewInternalError(fmt.Errorf("crclient: decode into %T: %w", dst, err))
+	}
+	if keepTypeMeta {
+		dst.GetObjectKind().SetGroupVersionKind(gvk)
+	}
+	return nil
+}
+
+// fromStoreList fills the user's list with the store's list src: its items one by
+// one (each through the conversion cache) and its list metadata.
+func (c *Client) fromStoreList(k *kind, src resource.ObjectList, dst runtime.Object) error {
+	itemsPtr, err := meta.GetItemsPtr(dst)
+	if err != nil {
+		return err
+	}
+	items := reflect.ValueOf(itemsPtr).Elem()
+	if items.Kind() != reflect.Slice {
+		return fmt.Errorf("crclient: the items of %T are not a slice", dst)
+	}
+	n := src.Len()
+	out := reflect.MakeSlice(items.Type(), n, n)
+	for i := 0; i < n; i++ {
+		slot, ok := out.Index(i).Addr().Interface().(runtime.Object)
+		if !ok {
+			return fmt.Errorf("crclient: the items of %T are not runtime.Objects", dst)
+		}
+		if err := c.fromStore(k, src.Item(i), slot); err != nil {
+			return err
+		}
+	}
+	if n == 0 && items.IsNil() {
+		out = reflect.MakeSlice(items.Type(), 0, 0)
+	}
+	items.Set(out)
+	lm := src.GetListMeta()
+	acc, err := meta.ListAccessor(dst)
+	if err != nil {
+		return err
+	}
+	acc.SetResourceVersion(lm.ResourceVersion)
+	acc.SetContinue(lm.Continue)
+	acc.SetRemainingItemCount(lm.RemainingItemCount)
+	if keepsTypeMeta(dst) {
+		dst.GetObjectKind().SetGroupVersionKind(k.gvk.GroupVersion().WithKind(k.gvk.Kind + "List"))
+	}
+	return nil
+}
+
+// toAPIError turns the store's errors into apimachinery's StatusErrors, so that
+// every apierrors.IsXxx answers as against kube-apiserver. Other errors pass as they
+// are (they come from the client itself, before any request).
+func toAPIError(err error) error {
+	if err == nil {
+		return nil
+	}
+	var api apierrors.APIStatus
+	if errors.As(err, &api) {
+		return err
+	}
+	var se *resource.StatusError
+	if !errors.As(err, &se) && resource.ReasonOf(err) == resource.ReasonUnknown {
+		return err
+	}
+	st := resource.StatusOf(err)
+	out := metav1.Status{
+		TypeMeta: metav1.TypeMeta{Kind: "Status", APIVersion: "v1"},
+		Status:   metav1.StatusFailure, Message: st.Message,
+		Reason: metav1.StatusReason(st.Reason), Code: st.Code,
+	}
+	if d := st.Details; d != nil {
+		out.Details = &metav1.StatusDetails{Name: d.Name, Group: d.Group, Kind: d.Kind,
+			UID: types.UID(d.UID), RetryAfterSeconds: d.RetryAfterSeconds}
+		for _, cs := range d.Causes {
+			out.Details.Causes = append(out.Details.Causes, metav1.StatusCause{
+				Type: metav1.CauseType(cs.Type), Message: cs.Message, Field: cs.Field})
+		}
+	}
+	return &apierrors.StatusError{ErrStatus: out}
+}
+
+// newObject returns an empty object of the user's type for the kind k, as list
+// items of list would be.
+func (c *Client) newObject(k *kind, like runtime.Object) (runtime.Object, error) {
+	switch like.(type) {
+	case *metav1.PartialObjectMetadata, *metav1.PartialObjectMetadataList:
+		p := &metav1.PartialObjectMetadata{}
+		p.SetGroupVersionKind(k.gvk)
+		return p, nil
+	}
+	if keepsTypeMeta(like) {
+		u := &unstructured.Unstructured{}
+		u.SetGroupVersionKind(k.gvk)
+		return u, nil
+	}
+	return c.scheme.New(k.gvk)
+}
+
+// itemsOf returns the items of the user's list as objects.
+func itemsOf(list runtime.Object) ([]runtime.Object, error) {
+	return meta.ExtractList(list)
+}
