@@ -20,7 +20,8 @@ var managedFieldsPath = metaPath.Child("managedFields")
 // resource does; live are the stored entries (nil on create):
 //   - [] is ignored (the stored entries are kept): kube-apiserver's metadata
 //     round trip drops an empty list before its field manager sees it;
-//   - [{}] resets them (see managedfields.IsReset);
+//   - [{}] resets them (see managedfields.IsReset): the object has none after the
+//     write, which is not tracked either (trackFields);
 //   - a list with an entry that is not valid (an operation other than Apply or
 //     Update, a fieldsType other than FieldsV1, fieldsV1 that does not parse) is
 //     ignored, and the stored entries are kept;
@@ -106,6 +107,12 @@ func (s *Store) trackFields(w *write, live []resource.ManagedFieldsEntry, newDat
 	base, err := managedfields.Resolve(live, w.sentFields, w.sub)
 	if err != nil {
 		return nil, fieldsError(k, name, err)
+	}
+	if w.old != nil && len(base) == 0 {
+		// As kube-apiserver's skipNonAppliedManager: an object without managedFields
+		// (reset with [{}]) is not tracked again by updates, only from its next
+		// apply on (see before-first-apply).
+		return nil, nil
 	}
 	now := s.clock.Now()
 	kt, err := s.types.get(k, s.opts.FieldTypes)

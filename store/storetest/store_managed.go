@@ -94,6 +94,7 @@ func managedCases() []storeCase {
 		}},
 		{name: "row56 a status write records subresource status", run: func(t *testing.T, h *Harness) {
 			v := Instance("p-a", "v")
+			v.Spec.DisplayName = "V" // a create that sets nothing leaves the object untracked
 			h.MustCreate(v)
 			v.Status.Phase = resource.InstancePhaseReady
 			require.NoError(t, h.S.UpdateStatus(h.Ctx, v, store.UpdateOptions{WriteOptions: as("controller")}))
@@ -103,6 +104,7 @@ func managedCases() []storeCase {
 		}},
 		{name: "row57 at most ten Update entries, the oldest fold into one", run: func(t *testing.T, h *Harness) {
 			p := Project("a")
+			p.Spec.DisplayName = "A" // a create that sets nothing leaves the object untracked
 			h.MustCreate(p)
 			for i := 0; i < 14; i++ {
 				h.Clock.Step(time.Second)
@@ -121,6 +123,18 @@ func managedCases() []storeCase {
 			assert.LessOrEqual(t, updates, 10)
 			assert.NotNil(t, entryOf(t, p, "m13", ""), "the newest manager is kept")
 			assert.NotNil(t, entryOf(t, p, "ancient-changes", ""))
+		}},
+		{name: "row57 an object without managedFields is not tracked by updates (skipNonAppliedManager)", run: func(t *testing.T, h *Harness) {
+			p := Project("a")
+			h.MustCreate(p)
+			require.Empty(t, p.ManagedFields, "the create set no field")
+			p.Spec.DisplayName = "A"
+			require.NoError(t, h.S.Update(h.Ctx, p, store.UpdateOptions{WriteOptions: as("bob")}))
+			assert.Empty(t, p.ManagedFields)
+			v := Instance("p-a", "v")
+			v.Spec.DisplayName = "V"
+			h.MustCreate(v)
+			require.NotEmpty(t, v.ManagedFields, "a create is tracked")
 		}},
 		{name: "row57 [{}] resets managedFields, [] and malformed entries are ignored", run: func(t *testing.T, h *Harness) {
 			p := Project("a")
@@ -143,10 +157,10 @@ func managedCases() []storeCase {
 			p.ManagedFields = []resource.ManagedFieldsEntry{{}}
 			p.Spec.Description = "g"
 			require.NoError(t, h.S.Update(h.Ctx, p, store.UpdateOptions{WriteOptions: as("bob")}))
-			assert.Nil(t, entryOf(t, p, "alice", ""), "[{}] resets: alice goes")
-			bob := entryOf(t, p, "bob", "")
-			require.NotNil(t, bob)
-			assert.JSONEq(t, `{"f:spec":{"f:description":{}}}`, string(bob.FieldsV1), "only what this write changed")
+			assert.Empty(t, p.ManagedFields, "[{}] resets, and the write itself is not tracked (kube's skipNonAppliedManager)")
+			p.Spec.Description = "h"
+			require.NoError(t, h.S.Update(h.Ctx, p, store.UpdateOptions{WriteOptions: as("bob")}))
+			assert.Empty(t, p.ManagedFields, "updates do not track an object without managedFields")
 		}},
 	}
 }
