@@ -71,9 +71,10 @@ var keywords = map[string]bool{
 	// content
 	"contentEncoding": true, "contentMediaType": true, "contentSchema": true,
 	// Kubernetes' annotations of lists, which validation ignores: how server-side apply
-	// and strategic merge patch merge a list (see ListInfo).
+	// and strategic merge patch merge a list (see ListInfo, and Registry.FieldType).
 	"x-kubernetes-list-type": true, "x-kubernetes-list-map-keys": true,
 	"x-kubernetes-patch-merge-key": true, "x-kubernetes-patch-strategy": true,
+	MapTypeKeyword: true,
 }
 
 // Keywords whose value is one subschema, a map of subschemas or a list of them.

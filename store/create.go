@@ -62,6 +62,7 @@ func (tx *Tx) create(obj resource.Object, opts CreateOptions, run *createRun) er
 	if err != nil {
 		return err
 	}
+	sentFields = sentManagedFields(sentFields, work, nil)
 	meta := work.GetObjectMeta()
 	if meta.ResourceVersion != "" {
 		return resource.NewBadRequest("resourceVersion should not be set on objects to be created")

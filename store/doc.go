@@ -37,6 +37,9 @@
 //     Orphan work as in Kubernetes. blockOwnerDeletion needs the [OwnerAuthorizer]'s
 //     consent (422 otherwise, as the spec says).
 //   - managedFields record, per field manager, the fields each write set.
+//   - [Store.Apply] is Kubernetes' server-side apply (structured-merge-diff v6):
+//     field ownership, 409 conflicts naming the owner, force, and lists merged as
+//     the kind's [FieldType] declares them (Options.FieldTypes).
 //   - Lists take label and field selectors and pages (limit/continue) served from one
 //     snapshot; watches start at a resourceVersion, take selectors, send bookmarks,
 //     and answer 410 Expired when what they need is no longer kept.

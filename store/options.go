@@ -73,6 +73,10 @@ type Options struct {
 	Observer Observer
 	// Logger receives the store's background errors (reaper, tracker); nil discards.
 	Logger *slog.Logger
+	// FieldTypes gives the shape of each kind for server-side apply and
+	// managedFields (how lists merge); nil tracks every kind's lists as atomic,
+	// except metadata's (see [FieldType]).
+	FieldTypes FieldTypes
 	// Elector chooses, among several stores that share one backend, the one that
 	// runs the reaper and the garbage collector; nil means this store always does.
 	// Every store keeps its index and serves reads, writes and watches either way.
@@ -115,6 +119,8 @@ type WriteOptions struct {
 	FieldManager string
 	// User is the caller, passed to admission hooks and the OwnerAuthorizer.
 	User *UserInfo
+
+	apply *applyState // set by Apply: the managedFields it computed (apply.go)
 }
 
 // CreateOptions are the options of a create.

@@ -37,6 +37,7 @@ type Store struct {
 	bg        sync.WaitGroup
 	track     *tracker
 	cache     *objcodec.Cache
+	types     kindTypes // the field types of server-side apply and managedFields (apply_types.go)
 
 	hubMu     sync.Mutex
 	watchHub  *watchHub // nil until the first watch that uses it

@@ -153,6 +153,7 @@ func (tx *Tx) readForUpdate(w *write, obj resource.Object, status bool) error {
 	// preconditions of the storage write (409), checked before the rule that an
 	// update names a resourceVersion (422).
 	oldMeta := w.old.GetObjectMeta()
+	w.sentFields = sentManagedFields(w.sentFields, w.work, oldMeta.ManagedFields)
 	if meta.UID != "" && meta.UID != oldMeta.UID {
 		return resource.NewConflict(k, meta.Name, fmt.Sprintf(
 			"Precondition failed: UID in precondition: %s, UID in object meta: %s", meta.UID, oldMeta.UID))

@@ -49,8 +49,7 @@ func (tx *Tx) commitWrite(w *write, opts WriteOptions) error {
 	if w.old != nil {
 		live = w.old.GetObjectMeta().ManagedFields
 	}
-	if meta.ManagedFields, err = s.trackFields(w.k, w.work.GetTypeMeta().APIVersion, meta.Name, live, w.sentFields,
-		w.oldValue, first.data, opts.FieldManager, w.sub); err != nil {
+	if meta.ManagedFields, err = s.trackFields(w, live, first.data, opts); err != nil {
 		return err
 	}
 	data, err := s.finish(w.k, w.work, first)

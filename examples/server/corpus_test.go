@@ -91,7 +91,7 @@ i: &i [*h,*h,*h,*h,*h,*h,*h,*h,*h]
 		{"unsupported Content-Type", req{method: "POST", path: projects, body: project("ct"), headers: map[string]string{"Content-Type": "text/plain"}}, 415},
 		{"protobuf Content-Type", req{method: "POST", path: projects, body: project("ct"), headers: map[string]string{"Content-Type": "application/vnd.kubernetes.protobuf"}}, 415},
 		{"strategic merge patch that is not an object", req{method: "PATCH", path: projects + "/a", body: []byte(`[]`), headers: map[string]string{"Content-Type": "application/strategic-merge-patch+json"}}, 400},
-		{"server-side apply", req{method: "PATCH", path: projects + "/a", body: []byte(`{}`), headers: map[string]string{"Content-Type": "application/apply-patch+yaml"}}, 415},
+		{"server-side apply without fieldManager", req{method: "PATCH", path: projects + "/a", body: []byte(`{}`), headers: map[string]string{"Content-Type": "application/apply-patch+yaml"}}, 422},
 		{"unacceptable Accept", req{method: "GET", path: projects, headers: map[string]string{"Accept": "application/vnd.kubernetes.protobuf"}}, 406},
 		// Names.
 		{"empty name", req{method: "POST", path: projects, body: []byte(`{"metadata":{}}`)}, 422},

@@ -204,14 +204,16 @@ func (s *Server) patch(w http.ResponseWriter, r *http.Request, ri *route) error 
 	pt := mediaTypeOf(ct)
 	switch pt {
 	case store.PatchTypeMerge, store.PatchTypeJSON, store.PatchTypeStrategic:
-	case "application/apply-patch+yaml", "application/apply-patch+cbor":
-		return resource.NewStatusError(resource.ReasonUnsupportedMediaType,
-			"server-side apply is not supported by this server: use client-side \"kubectl apply\" (without "+
-				"--server-side), or a patch of type application/merge-patch+json or application/json-patch+json")
+		if err := forceOnlyForApply(r, ri); err != nil {
+			return err
+		}
+	case store.PatchTypeApply:
+		return s.apply(w, r, ri) // server-side apply (apply.go)
 	default:
 		return resource.NewStatusError(resource.ReasonUnsupportedMediaType, fmt.Sprintf(
 			"the body of the request was in an unknown format (%q) - accepted media types include: "+
-				"application/json-patch+json, application/merge-patch+json, application/strategic-merge-patch+json", ct))
+				"application/json-patch+json, application/merge-patch+json, application/strategic-merge-patch+json, "+
+				"application/apply-patch+yaml", ct))
 	}
 	body, err := s.readBody(r)
 	if err != nil {

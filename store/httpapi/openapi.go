@@ -629,13 +629,15 @@ func patchOp(k *resource.KindInfo, sub string) map[string]any {
 	p := map[string]any{"schema": ref(metaPrefix + "Patch")}
 	return map[string]any{
 		"operationId": "patch" + k.Kind + sub,
-		"description": "partially update the specified " + k.Kind + " (JSON merge patch or JSON patch; " +
-			"server-side apply is not supported)",
-		"tags":       tag(k),
-		"parameters": []any{pDryRun, pFieldManager, pFieldValidation, pPretty},
+		"description": "partially update the specified " + k.Kind + " (JSON merge patch, JSON patch or " +
+			"server-side apply)",
+		"tags": tag(k),
+		"parameters": []any{pDryRun, pFieldManager, pFieldValidation, pPretty,
+			queryParam("force", "boolean", "Server-side apply only: take over the fields that conflict.")},
 		"requestBody": map[string]any{"required": true, "content": map[string]any{
 			"application/json-patch+json":  p,
 			"application/merge-patch+json": p,
+			"application/apply-patch+yaml": p,
 		}},
 		"responses":                       responses("200", schemaName(k, k.Kind)),
 		"x-kubernetes-action":             "patch",

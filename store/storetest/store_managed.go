@@ -94,6 +94,7 @@ func managedCases() []storeCase {
 		}},
 		{name: "row56 a status write records subresource status", run: func(t *testing.T, h *Harness) {
 			v := Instance("p-a", "v")
+			v.Spec.DisplayName = "V" // a create that sets nothing leaves the object untracked
 			h.MustCreate(v)
 			v.Status.Phase = resource.InstancePhaseReady
 			require.NoError(t, h.S.UpdateStatus(h.Ctx, v, store.UpdateOptions{WriteOptions: as("controller")}))
@@ -103,6 +104,7 @@ func managedCases() []storeCase {
 		}},
 		{name: "row57 at most ten Update entries, the oldest fold into one", run: func(t *testing.T, h *Harness) {
 			p := Project("a")
+			p.Spec.DisplayName = "A" // a create that sets nothing leaves the object untracked
 			h.MustCreate(p)
 			for i := 0; i < 14; i++ {
 				h.Clock.Step(time.Second)
@@ -122,19 +124,43 @@ func managedCases() []storeCase {
 			assert.NotNil(t, entryOf(t, p, "m13", ""), "the newest manager is kept")
 			assert.NotNil(t, entryOf(t, p, "ancient-changes", ""))
 		}},
-		{name: "row57 an empty managedFields list resets them and malformed entries are 422", run: func(t *testing.T, h *Harness) {
+		{name: "row57 an object without managedFields is not tracked by updates (skipNonAppliedManager)", run: func(t *testing.T, h *Harness) {
+			p := Project("a")
+			h.MustCreate(p)
+			require.Empty(t, p.ManagedFields, "the create set no field")
+			p.Spec.DisplayName = "A"
+			require.NoError(t, h.S.Update(h.Ctx, p, store.UpdateOptions{WriteOptions: as("bob")}))
+			assert.Empty(t, p.ManagedFields)
+			v := Instance("p-a", "v")
+			v.Spec.DisplayName = "V"
+			h.MustCreate(v)
+			require.NotEmpty(t, v.ManagedFields, "a create is tracked")
+		}},
+		{name: "row57 [{}] resets managedFields, [] and malformed entries are ignored", run: func(t *testing.T, h *Harness) {
 			p := Project("a")
 			p.Spec.DisplayName = "A"
 			require.NoError(t, h.S.Create(h.Ctx, p, store.CreateOptions{WriteOptions: as("alice")}))
 			p.ManagedFields = []resource.ManagedFieldsEntry{}
 			p.Spec.Description = "d"
 			require.NoError(t, h.S.Update(h.Ctx, p, store.UpdateOptions{WriteOptions: as("bob")}))
-			assert.Nil(t, entryOf(t, p, "alice", ""), "reset drops alice")
+			require.NotNil(t, entryOf(t, p, "alice", ""), "[] is ignored: alice stays")
 			require.NotNil(t, entryOf(t, p, "bob", ""))
 			p.ManagedFields = []resource.ManagedFieldsEntry{{Manager: "x", Operation: "Sideways", FieldsType: "FieldsV1", FieldsV1: json.RawMessage(`{}`)}}
-			RequireReason(t, h.S.Update(h.Ctx, p, store.UpdateOptions{}), resource.ReasonInvalid)
+			p.Spec.Description = "e"
+			require.NoError(t, h.S.Update(h.Ctx, p, store.UpdateOptions{WriteOptions: as("bob")}))
+			require.NotNil(t, entryOf(t, p, "alice", ""), "an invalid entry is ignored")
+			assert.Nil(t, entryOf(t, p, "x", ""))
 			p.ManagedFields = []resource.ManagedFieldsEntry{{Manager: "x", Operation: "Update", FieldsType: "FieldsV1", FieldsV1: json.RawMessage(`{"f:spec":5}`)}}
-			RequireReason(t, h.S.Update(h.Ctx, p, store.UpdateOptions{}), resource.ReasonInvalid)
+			p.Spec.Description = "f"
+			require.NoError(t, h.S.Update(h.Ctx, p, store.UpdateOptions{WriteOptions: as("bob")}))
+			require.NotNil(t, entryOf(t, p, "alice", ""), "undecodable fieldsV1 is ignored")
+			p.ManagedFields = []resource.ManagedFieldsEntry{{}}
+			p.Spec.Description = "g"
+			require.NoError(t, h.S.Update(h.Ctx, p, store.UpdateOptions{WriteOptions: as("bob")}))
+			assert.Empty(t, p.ManagedFields, "[{}] resets, and the write itself is not tracked (kube's skipNonAppliedManager)")
+			p.Spec.Description = "h"
+			require.NoError(t, h.S.Update(h.Ctx, p, store.UpdateOptions{WriteOptions: as("bob")}))
+			assert.Empty(t, p.ManagedFields, "updates do not track an object without managedFields")
 		}},
 	}
 }

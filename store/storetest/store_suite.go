@@ -52,6 +52,7 @@ func RunStore(t *testing.T, newBackend func(t *testing.T) backend.Backend) {
 	all = append(all, txnCases()...)
 	all = append(all, gcCases()...)
 	all = append(all, managedCases()...)
+	all = append(all, applyCases()...)
 	all = append(all, patchCases()...)
 	all = append(all, concurrencyCases()...)
 	for _, c := range all {

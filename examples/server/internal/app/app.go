@@ -242,6 +242,7 @@ func Start(ctx context.Context, o Options) (_ *Server, err error) {
 		OwnerAuthorizer: authz,
 		Logger:          log,
 		Elector:         elector,
+		FieldTypes:      reg, // server-side apply merges lists as the schemas declare
 	}
 	rules, err := migrate.InstallProjectRules(&sopts, migrate.ProjectRulesOptions{NamespacePrefix: prefix, Logger: log})
 	if err != nil {
