@@ -143,13 +143,20 @@ func (s *Store) Patch(ctx context.Context, obj resource.Object, patchType string
 		if len(unknown) > 0 {
 			switch opts.FieldValidation {
 			case "", FieldValidationStrict:
-				return resource.NewInvalid(k, name, resource.ErrorList{resource.Invalid(resource.NewPath("patch"),
+				// kube-apiserver names no object in this error's details.
+				return resource.NewInvalid(nil, "", resource.ErrorList{resource.Invalid(resource.NewPath("patch"),
 					string(out), "strict decoding error: "+strings.Join(unknown, ", "))})
 			case FieldValidationWarn:
 				warnings = append(warnings, unknown...)
 			}
 		}
 		m := next.GetObjectMeta()
+		// A patch that changes the uid is invalid (422), as kube-apiserver answers; one
+		// that sends none keeps the stored uid.
+		if u := cur.GetObjectMeta().UID; m.UID != "" && m.UID != u {
+			return resource.NewInvalid(k, name, resource.ErrorList{
+				resource.Invalid(metaPath.Child("uid"), m.UID, "field is immutable")})
+		}
 		if normalizeNamespace(k, m.Namespace) != namespace || m.Name != name {
 			return resource.NewBadRequest(fmt.Sprintf("a patch cannot change the name or namespace of %s %q", k.Kind, name))
 		}
@@ -218,7 +225,8 @@ func applyPatch(k *resource.KindInfo, name, patchType string, doc, patch []byte)
 	case errors.Is(err, jsonpatch.ErrUnknownType), errors.Is(err, jsonpatch.ErrInvalid):
 		return nil, resource.NewBadRequest(fmt.Sprintf("the JSON patch is malformed: %v", err)).WithCause(err)
 	default:
-		return nil, resource.NewInvalid(k, name, resource.ErrorList{
-			resource.Invalid(resource.NewPath("patch"), nil, "the JSON patch cannot be applied: "+err.Error())}).WithCause(err)
+		// kube-apiserver answers 422 with the message alone, no details.
+		return nil, resource.NewStatusError(resource.ReasonInvalid,
+			"the JSON patch cannot be applied: "+err.Error()).WithCause(err)
 	}
 }
