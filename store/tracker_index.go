@@ -23,6 +23,7 @@ type objInfo struct {
 	finalizers []string
 	deletion   *time.Time
 	labels     map[string]string
+	rev        int64 // ModRevision of the stored value; 0 until the tracker sets it
 }
 
 // metaOnly decodes just the metadata of a stored object.

@@ -2,8 +2,11 @@ package store
 
 import (
 	"context"
+	"fmt"
 	"sort"
 	"strings"
+
+	"github.com/management-service/mgmt/resource"
 )
 
 // The tracker's label index as List uses it: the keys of the objects carrying a
@@ -26,6 +29,13 @@ func (t *tracker) keysWithLabel(ctx context.Context, prefix, label, value string
 			t.mu.Unlock()
 			sort.Strings(keys)
 			return keys, rev, nil
+		}
+		if t.stalled {
+			// The index does not follow the backend: say so rather than wait for it.
+			err := t.fault
+			t.mu.Unlock()
+			return nil, 0, resource.NewServiceUnavailable("store: label index does not follow the backend: " + err.Error()).
+				WithCause(fmt.Errorf("%w: %w", ErrBackground, err))
 		}
 		ch := t.changedLocked()
 		t.mu.Unlock()
