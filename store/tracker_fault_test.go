@@ -2,11 +2,20 @@ package store_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
+	"testing"
+	"time"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/management-service/mgmt/resource"
+	"github.com/management-service/mgmt/store"
 	"github.com/management-service/mgmt/store/backend"
+	"github.com/management-service/mgmt/store/memdb"
 )
 
 // faultBackend wraps a backend to inject the failures the store's background work
@@ -173,3 +182,269 @@ func (w *faultWatcher) Stop() {
 }
 
 var errInjected = fmt.Errorf("injected failure: %w", backend.ErrInvalidArgument)
+
+// faultEnv is a store over a faultBackend over memdb keeping little history.
+type faultEnv struct {
+	t   *testing.T
+	ctx context.Context
+	mem *memdb.Backend
+	fb  *faultBackend
+	s   *store.Store
+}
+
+func newFaultEnv(t *testing.T, opts store.Options) *faultEnv {
+	t.Helper()
+	return newFaultEnvHistory(t, opts, 50)
+}
+
+func newFaultEnvHistory(t *testing.T, opts store.Options, history int) *faultEnv {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	t.Cleanup(cancel)
+	mem := memdb.New(memdb.Options{HistoryRevisions: history})
+	t.Cleanup(func() { _ = mem.Close() })
+	fb := &faultBackend{Backend: mem}
+	s, err := store.New(fb, opts)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = s.Close() })
+	return &faultEnv{t: t, ctx: ctx, mem: mem, fb: fb, s: s}
+}
+
+// label sets label team=value on project name, creating it if need be.
+func (e *faultEnv) label(name, value string) {
+	e.t.Helper()
+	p := &resource.Project{}
+	err := e.s.Get(e.ctx, "", name, p, store.GetOptions{})
+	if errors.Is(err, resource.ErrNotFound) {
+		p = &resource.Project{ObjectMeta: resource.ObjectMeta{Name: name, Labels: map[string]string{"team": value}}}
+		require.NoError(e.t, e.s.Create(e.ctx, p, store.CreateOptions{}))
+		return
+	}
+	require.NoError(e.t, err)
+	p.Labels = map[string]string{"team": value}
+	require.NoError(e.t, e.s.Update(e.ctx, p, store.UpdateOptions{}))
+}
+
+// team lists, through the label index, the projects of a team.
+func (e *faultEnv) team(value string) ([]string, error) {
+	l := &resource.ProjectList{}
+	if err := e.s.List(e.ctx, l, store.ListOptions{LabelSelector: "team=" + value}); err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, p := range l.Items {
+		out = append(out, p.Name)
+	}
+	return out, nil
+}
+
+// fallBehind holds the watch back while writing far more than the backend keeps, so
+// that the tracker's watch ends with ErrCompacted once released.
+func (e *faultEnv) fallBehind(value string, n int) {
+	e.t.Helper()
+	e.fb.hold()
+	const writes = 700
+	for i := range writes {
+		v := value
+		if i < writes-n {
+			v = fmt.Sprintf("%s-%d", value, i/n%2) // every write changes the object
+		}
+		e.label(fmt.Sprintf("p%03d", i%n), v)
+	}
+}
+
+// unhealthy waits until Healthy reports an error wrapping ErrBackground and cause
+// (when not nil), and returns it.
+func (e *faultEnv) unhealthy(cause error) error {
+	e.t.Helper()
+	var err error
+	require.Eventually(e.t, func() bool {
+		err = e.s.Healthy(e.ctx)
+		return errors.Is(err, store.ErrBackground) && (cause == nil || errors.Is(err, cause))
+	}, 10*time.Second, time.Millisecond, "last: %v", &err)
+	assert.Equal(e.t, resource.ReasonServiceUnavailable, resource.ReasonOf(err))
+	return err
+}
+
+// healthy waits until the store settles and Healthy reports nil.
+func (e *faultEnv) healthy() {
+	e.t.Helper()
+	require.NoError(e.t, e.s.Settle(e.ctx))
+	require.Eventually(e.t, func() bool { return e.s.Healthy(e.ctx) == nil }, 10*time.Second, time.Millisecond)
+}
+
+// TestTracker_failures_show_in_health injects each failure the background work can
+// meet, checks that Healthy reports it (and the label index refuses rather than
+// hangs while it cannot follow the backend), and that the store recovers by itself
+// once the failure is gone, with nothing lost.
+func TestTracker_failures_show_in_health(t *testing.T) {
+	t.Run("watch cannot start again", func(t *testing.T) {
+		e := newFaultEnv(t, store.Options{})
+		e.label("p000", "red")
+		e.healthy()
+		e.fb.setWatchErr(errInjected)
+		e.fb.endWatches(errInjected)
+		e.unhealthy(errInjected)
+		e.label("p001", "red") // writes go on
+		_, err := e.team("red")
+		assert.ErrorIs(t, err, store.ErrBackground, "the label index refuses while it cannot follow")
+		e.fb.setWatchErr(nil)
+		e.healthy()
+		got, err := e.team("red")
+		require.NoError(t, err)
+		assert.Equal(t, []string{"p000", "p001"}, got)
+	})
+	t.Run("watch ends with an error and resumes without a rebuild", func(t *testing.T) {
+		e := newFaultEnv(t, store.Options{})
+		e.label("p000", "red")
+		e.healthy()
+		scans := e.fb.ranges.Load()
+		e.fb.setWatchErr(errInjected)
+		e.fb.endWatches(errInjected)
+		e.unhealthy(errInjected)
+		e.label("p001", "red")
+		e.fb.setWatchErr(nil)
+		e.healthy()
+		assert.Equal(t, scans, e.fb.ranges.Load(), "resumed where it stopped: no scan")
+		got, err := e.team("red")
+		require.NoError(t, err)
+		assert.Equal(t, []string{"p000", "p001"}, got)
+	})
+	t.Run("watch ends without a reason", func(t *testing.T) {
+		e := newFaultEnv(t, store.Options{})
+		e.label("p000", "red")
+		e.healthy()
+		e.fb.endWatches(nil)
+		e.label("p001", "red")
+		e.healthy()
+		got, err := e.team("red")
+		require.NoError(t, err)
+		assert.Equal(t, []string{"p000", "p001"}, got)
+	})
+	t.Run("slow consumer falls behind the history", func(t *testing.T) {
+		e := newFaultEnv(t, store.Options{})
+		scans := e.fb.ranges.Load()
+		e.fallBehind("blue", 30)
+		e.fb.release()
+		e.healthy()
+		assert.Greater(t, e.fb.ranges.Load(), scans, "rebuilt its index")
+		got, err := e.team("blue")
+		require.NoError(t, err)
+		assert.Len(t, got, 30)
+	})
+	t.Run("compaction past the watch", func(t *testing.T) {
+		// History enough for every write: only the compaction loses what the
+		// watch needs next (more than its channel and batch hold).
+		e := newFaultEnvHistory(t, store.Options{}, 100000)
+		e.label("p000", "red")
+		e.healthy()
+		scans := e.fb.ranges.Load()
+		e.fallBehind("blue", 30)
+		rev, err := e.mem.Revision(e.ctx)
+		require.NoError(t, err)
+		require.NoError(t, e.mem.Compact(e.ctx, rev))
+		e.fb.release()
+		e.healthy()
+		assert.Greater(t, e.fb.ranges.Load(), scans, "rebuilt its index")
+		got, err := e.team("blue")
+		require.NoError(t, err)
+		assert.Len(t, got, 30)
+	})
+	t.Run("scan fails during a rebuild", func(t *testing.T) {
+		e := newFaultEnv(t, store.Options{})
+		e.fb.setRangeErr(errInjected)
+		e.fallBehind("blue", 30)
+		e.fb.release()
+		e.unhealthy(errInjected)
+		e.fb.setRangeErr(nil)
+		e.healthy()
+		got, err := e.team("blue")
+		require.NoError(t, err)
+		assert.Len(t, got, 30)
+	})
+	t.Run("watch falls behind again during the rebuild", func(t *testing.T) {
+		e := newFaultEnv(t, store.Options{})
+		e.fallBehind("blue", 30)
+		var mu sync.Mutex
+		pages := 0
+		e.fb.setAfterScan(func(backend.RangeOptions) {
+			mu.Lock()
+			defer mu.Unlock()
+			if pages++; pages == 1 {
+				// Hold the rebuild's own watch and write past the history.
+				e.fallBehind("green", 30)
+				go func() {
+					time.Sleep(50 * time.Millisecond)
+					e.fb.release()
+				}()
+			}
+		})
+		e.fb.release()
+		e.healthy()
+		mu.Lock()
+		assert.GreaterOrEqual(t, pages, 2, "a second rebuild")
+		mu.Unlock()
+		got, err := e.team("green")
+		require.NoError(t, err)
+		assert.Len(t, got, 30)
+	})
+	t.Run("backend closed", func(t *testing.T) {
+		e := newFaultEnv(t, store.Options{})
+		e.label("p000", "red")
+		e.healthy()
+		require.NoError(t, e.mem.Close())
+		err := e.s.Healthy(e.ctx)
+		assert.ErrorIs(t, err, backend.ErrClosed)
+		assert.Equal(t, resource.ReasonServiceUnavailable, resource.ReasonOf(err))
+		e.unhealthy(backend.ErrClosed)
+	})
+	t.Run("open fails on a failing scan", func(t *testing.T) {
+		mem := memdb.New(memdb.Options{})
+		defer mem.Close()
+		_, err := store.New(&faultBackend{Backend: mem, rangeErr: errInjected}, store.Options{})
+		assert.ErrorIs(t, err, errInjected)
+		_, err = store.New(&faultBackend{Backend: mem, watchErr: errInjected}, store.Options{})
+		assert.ErrorIs(t, err, errInjected)
+	})
+	// The collector's failures: a hook refuses or panics on its delete of a
+	// dependent whose owner is gone.
+	for _, tc := range []struct {
+		name string
+		fail func()
+	}{
+		{name: "collector fails", fail: func() { panic("unreachable") }},
+		{name: "collector panics"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var refuse atomic.Bool
+			hook := store.ValidatingAdmitterFunc(func(_ context.Context, req *store.AdmissionRequest) error {
+				if refuse.Load() && req.Operation == store.OperationDelete && req.OldObject.GetObjectMeta().Name == "dep" {
+					if tc.fail == nil {
+						panic("injected panic")
+					}
+					return errInjected
+				}
+				return nil
+			})
+			e := newFaultEnv(t, store.Options{Validating: []store.ValidatingAdmitter{hook}})
+			owner := &resource.Project{ObjectMeta: resource.ObjectMeta{Name: "owner"}}
+			require.NoError(t, e.s.Create(e.ctx, owner, store.CreateOptions{}))
+			dep := &resource.Project{ObjectMeta: resource.ObjectMeta{Name: "dep", OwnerReferences: []resource.OwnerReference{{
+				APIVersion: owner.APIVersion, Kind: owner.Kind, Name: owner.Name, UID: owner.UID}}}}
+			require.NoError(t, e.s.Create(e.ctx, dep, store.CreateOptions{}))
+			e.healthy()
+			refuse.Store(true)
+			_, err := e.s.Delete(e.ctx, owner, store.DeleteOptions{})
+			require.NoError(t, err)
+			if tc.fail != nil {
+				e.unhealthy(errInjected)
+			} else {
+				assert.ErrorContains(t, e.unhealthy(nil), "injected panic")
+			}
+			refuse.Store(false)
+			e.healthy()
+			err = e.s.Get(e.ctx, "", "dep", &resource.Project{}, store.GetOptions{})
+			assert.ErrorIs(t, err, resource.ErrNotFound, "collected once the failure is gone")
+		})
+	}
+}

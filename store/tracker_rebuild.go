@@ -225,6 +225,13 @@ func (t *tracker) install(next map[string]*objInfo, rev int64, w backend.Watcher
 			t.setLocked(key, info)
 		}
 	}
+	// Events were missed, and work taken from the queue may have been lost with a
+	// panic: the collector looks at every object it may have work for again.
+	for key, info := range t.objs {
+		if len(info.owners) > 0 || info.deletion != nil {
+			t.queue[key] = struct{}{}
+		}
+	}
 	t.rev = max(t.rev, rev)
 	t.w = w
 	t.fault, t.stalled = nil, false

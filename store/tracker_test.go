@@ -126,6 +126,8 @@ func TestTracker_recovers_when_its_watch_falls_behind(t *testing.T) {
 		for i := range 60 {
 			setTeam(fmt.Sprintf("p%04d", n-1-i), "green")
 		}
+		// A key the first page covers changes, after that page was read.
+		setTeam(fmt.Sprintf("p%04d", pages), "yellow")
 		name := fmt.Sprintf("p%04d", 200+pages)
 		_, err := s.Delete(ctx, &resource.Project{ObjectMeta: resource.ObjectMeta{Name: name}}, store.DeleteOptions{})
 		require.NoError(t, err)
@@ -137,7 +139,10 @@ func TestTracker_recovers_when_its_watch_falls_behind(t *testing.T) {
 	mu.Lock()
 	defer mu.Unlock()
 	require.Positive(t, pages, "the tracker rebuilt its index")
-	for _, value := range []string{"red", "blue", "green"} {
+	st, err := s.Stats(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, len(team), st.Objects, "no deleted object left in the index")
+	for _, value := range []string{"red", "blue", "green", "yellow"} {
 		var want []string
 		for name, v := range team {
 			if v == value {
