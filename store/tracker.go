@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"hash/maphash"
 	"runtime/debug"
+	"strings"
 	"sync"
 	"time"
 
@@ -24,7 +25,11 @@ import (
 // references, finalizers, deletion deadlines), derived from the stored state: a scan
 // at start, then the backend's watch. Because it is derived from what is stored, the
 // reaper and the garbage collector pick up their work again after a restart of a
-// durable backend.
+// durable backend. The index is sparse: it holds only the objects with owners or a
+// deletion timestamp, read at start from their records (tracker_persist.go), which
+// the store writes with the objects; opening a store does not decode every object.
+// Beside it, the label index List uses covers every object; the loop builds it in the
+// background (tracker_labels.go).
 //
 // When its watch ends, the loop first resumes it where it stopped; only when the
 // backend no longer keeps that revision (the watch fell behind what it keeps) does it
@@ -37,12 +42,16 @@ type tracker struct {
 	s *Store
 
 	mu         sync.Mutex
-	objs       map[string]*objInfo            // key → metadata summary
-	uidKey     map[string]string              // uid → key
+	objs       map[string]*objInfo            // key → metadata summary, of the relevant objects
+	uidKey     map[string]string              // uid → key, of the relevant objects
 	dependents map[string]map[string]struct{} // owner uid → dependent keys
+	byOwnerKey map[string]map[string]struct{} // owner key → dependent keys
 	reap       map[string]time.Time           // key → deadline of a finalizer-free terminating object
-	labels     map[string]map[string]struct{} // "label\x00value" → keys of the objects carrying it
 	queue      map[string]struct{}            // keys the collector must look at
+	labels     map[string]map[string]struct{} // "label\x00value" → keys of the objects carrying it
+	keyLabels  map[string]string              // key of every object → its labels (labelsOf)
+	lscan      *labelScan                     // the label build in progress; nil once the label index is ready
+	labelFault error                          // why the last step of the label build failed, until one succeeds
 	rev        int64                          // last revision applied to the index
 	busy       bool                           // the loop is working on the queue or reaping
 	leading    bool                           // this store runs the reaper and the collector
@@ -73,8 +82,9 @@ func newTracker(ctx context.Context, s *Store) (*tracker, error) {
 	t := &tracker{s: s, kick: make(chan struct{}, 1), leading: s.opts.Elector == nil,
 		seed: maphash.MakeSeed(), pending: map[pendingKey]pendingInfo{},
 		objs: map[string]*objInfo{}, uidKey: map[string]string{},
-		dependents: map[string]map[string]struct{}{}, reap: map[string]time.Time{},
-		labels: map[string]map[string]struct{}{}, queue: map[string]struct{}{}}
+		dependents: map[string]map[string]struct{}{}, byOwnerKey: map[string]map[string]struct{}{},
+		reap: map[string]time.Time{}, queue: map[string]struct{}{},
+		labels: map[string]map[string]struct{}{}, keyLabels: map[string]string{}}
 	for {
 		err := t.rebuild(ctx)
 		if err == nil {
@@ -180,8 +190,27 @@ func (t *tracker) run(ctx context.Context) {
 		if w := t.watcher(); w != nil {
 			events = w.Events()
 		}
+		// The label build reads a page whenever the loop has nothing else to do.
+		var step <-chan struct{}
+		if retry == nil && events != nil && t.building() {
+			step = closed
+		}
 		select {
 		case <-ctx.Done():
+		case <-step:
+			t.safely(ctx, func(ctx context.Context) error {
+				err := t.labelStep(ctx)
+				if err != nil && ctx.Err() == nil {
+					t.s.log.Error("store: building the label index; trying again", "err", err, "in", pause)
+					retry = time.After(pause)
+					pause = min(2*pause, retryMax)
+				}
+				t.mu.Lock()
+				t.labelFault = err
+				t.signalLocked()
+				t.mu.Unlock()
+				return err
+			})
 		case <-t.kick:
 		case <-retry:
 			retry = nil
@@ -223,6 +252,13 @@ func (t *tracker) safely(ctx context.Context, fn func(context.Context) error) (f
 	return fn(ctx) != nil
 }
 
+// closed is a closed channel: a select case that is always ready.
+var closed = func() chan struct{} {
+	c := make(chan struct{})
+	close(c)
+	return c
+}()
+
 // errBackgroundPanic marks a panic of the background work, recovered and reported.
 var errBackgroundPanic = errors.New("store: background work panicked")
 
@@ -261,7 +297,7 @@ func (t *tracker) restart(ctx context.Context) error {
 	from, force := t.rev, t.forceRebuild
 	t.mu.Unlock()
 	if !force {
-		w, err := t.s.b.Watch(ctx, backend.WatchOptions{Prefix: "/", StartRevision: from + 1, ProgressNotify: true})
+		w, err := t.s.b.Watch(ctx, backend.WatchOptions{StartRevision: from + 1, ProgressNotify: true})
 		if err == nil {
 			t.mu.Lock()
 			t.w = w
@@ -291,13 +327,7 @@ func (t *tracker) apply(be backend.Event) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	for {
-		switch be.Type {
-		case backend.EventPut:
-			t.setLocked(be.KV.Key, t.infoOfEvent(be))
-		case backend.EventDelete:
-			t.setLocked(be.KV.Key, nil)
-			t.s.cache.Drop(be.KV.Key)
-		}
+		t.eventLocked(be)
 		if be.Revision > t.rev {
 			t.rev = be.Revision
 		}
@@ -316,7 +346,33 @@ func (t *tracker) apply(be backend.Event) {
 		}
 		break
 	}
+	t.finishLabelsLocked()
 	t.signalLocked()
+}
+
+// eventLocked applies one watch event to the indexes: a record's change to the
+// sparse index, an object's change to the label index (and its deletion to the
+// dependents that may have lost their owner).
+func (t *tracker) eventLocked(be backend.Event) {
+	key := be.KV.Key
+	switch {
+	case strings.HasPrefix(key, "/"):
+		t.labelEventLocked(be)
+		if be.Type == backend.EventDelete {
+			t.removedLocked(key)
+			t.s.cache.Drop(key)
+		}
+	case strings.HasPrefix(key, recordPrefix+"/"):
+		key = key[len(recordPrefix):]
+		var info *objInfo
+		if be.Type == backend.EventPut {
+			info = t.s.decodeRecord(key, be.KV.Value)
+		}
+		if info != nil {
+			info.rev = be.KV.ModRevision
+		}
+		t.setLocked(key, info)
+	}
 }
 
 // catchUp applies watch events until the index has seen revision rev, so that a

@@ -28,18 +28,15 @@ type faultBackend struct {
 	mu        sync.Mutex
 	held      chan struct{} // while not nil, watch events are held back until it is closed
 	watchErr  error         // returned by Watch while set
-	rangeErr  error         // returned by Range of the prefix "/" while set
-	afterScan func(opts backend.RangeOptions)
+	rangeErr  error                           // returned by Range while set
+	afterScan func(opts backend.RangeOptions) // run after each Range of the prefix "/"
 	watchers  []*faultWatcher
 
-	ranges  atomic.Int64 // Range calls of the prefix "/"
+	ranges  atomic.Int64 // Range calls
 	watches atomic.Int64 // Watch calls that started a watcher
 }
 
 func (b *faultBackend) Range(ctx context.Context, opts backend.RangeOptions) (backend.RangeResult, error) {
-	if opts.Prefix != "/" {
-		return b.Backend.Range(ctx, opts)
-	}
 	b.ranges.Add(1)
 	b.mu.Lock()
 	err, hook := b.rangeErr, b.afterScan
@@ -48,7 +45,7 @@ func (b *faultBackend) Range(ctx context.Context, opts backend.RangeOptions) (ba
 		return backend.RangeResult{}, err
 	}
 	res, err := b.Backend.Range(ctx, opts)
-	if hook != nil && err == nil {
+	if hook != nil && err == nil && opts.Prefix == "/" {
 		hook(opts)
 	}
 	return res, err
@@ -447,4 +444,63 @@ func TestTracker_failures_show_in_health(t *testing.T) {
 			assert.ErrorIs(t, err, resource.ErrNotFound, "collected once the failure is gone")
 		})
 	}
+}
+
+// TestTracker_collects_after_missed_events deletes an owner while the tracker's
+// watch is held back past the kept history: the rebuild, which never sees that
+// delete, must still get the dependent collected.
+func TestTracker_collects_after_missed_events(t *testing.T) {
+	e := newFaultEnv(t, store.Options{})
+	owner := &resource.Project{ObjectMeta: resource.ObjectMeta{Name: "owner"}}
+	require.NoError(t, e.s.Create(e.ctx, owner, store.CreateOptions{}))
+	dep := &resource.Project{ObjectMeta: resource.ObjectMeta{Name: "dep", OwnerReferences: []resource.OwnerReference{{
+		APIVersion: owner.APIVersion, Kind: owner.Kind, Name: owner.Name, UID: owner.UID}}}}
+	require.NoError(t, e.s.Create(e.ctx, dep, store.CreateOptions{}))
+	e.healthy()
+	// The held watch keeps its first event and a channel's worth: the delete comes
+	// after them, and far more after it.
+	e.fallBehind("red", 30)
+	_, err := e.s.Delete(e.ctx, owner, store.DeleteOptions{})
+	require.NoError(t, err)
+	e.fallBehind("blue", 30)
+	e.fb.release()
+	e.healthy()
+	err = e.s.Get(e.ctx, "", "dep", &resource.Project{}, store.GetOptions{})
+	assert.ErrorIs(t, err, resource.ErrNotFound)
+}
+
+// TestTracker_repairs_missing_records opens a store on a backend whose objects were
+// written without background records (by a store from before records existed): the
+// label build writes the missing ones, after which the collector acts on them.
+func TestTracker_repairs_missing_records(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	mem := memdb.New(memdb.Options{})
+	defer mem.Close()
+	// An object whose owner is gone, and one terminating whose grace period is over,
+	// written as an old store would: the object alone.
+	objs := map[string]string{
+		"/management.service/projects/dep": `{"kind":"Project","apiVersion":"management.service/v1","metadata":{"name":"dep","uid":"u-dep","creationTimestamp":"2020-01-01T00:00:00Z","ownerReferences":[{"apiVersion":"management.service/v1","kind":"Project","name":"gone","uid":"u-gone"}]}}`,
+		"/management.service/projects/old": `{"kind":"Project","apiVersion":"management.service/v1","metadata":{"name":"old","uid":"u-old","creationTimestamp":"2020-01-01T00:00:00Z","deletionTimestamp":"2020-01-01T00:00:01Z","deletionGracePeriodSeconds":0}}`,
+		"/management.service/projects/plain": `{"kind":"Project","apiVersion":"management.service/v1","metadata":{"name":"plain","uid":"u-plain","creationTimestamp":"2020-01-01T00:00:00Z"}}`,
+	}
+	for key, value := range objs {
+		_, err := mem.Txn(ctx, backend.Txn{Ops: []backend.Op{{Key: key, Value: []byte(value)}}})
+		require.NoError(t, err)
+	}
+	s, err := store.New(mem, store.Options{})
+	require.NoError(t, err)
+	defer s.Close()
+	require.NoError(t, s.Settle(ctx))
+	for name, gone := range map[string]bool{"dep": true, "old": true, "plain": false} {
+		err := s.Get(ctx, "", name, &resource.Project{}, store.GetOptions{})
+		if gone {
+			assert.ErrorIs(t, err, resource.ErrNotFound, name)
+		} else {
+			assert.NoError(t, err, name)
+		}
+	}
+	res, err := mem.Range(ctx, backend.RangeOptions{Prefix: "\x00bg/"})
+	require.NoError(t, err)
+	assert.Empty(t, res.KVs, "the records went with their objects")
 }

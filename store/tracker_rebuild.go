@@ -4,19 +4,22 @@ import (
 	"context"
 	"errors"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/management-service/mgmt/store/backend"
 )
 
-// Rebuilding the tracker's index without a read at a pinned revision.
+// Rebuilding the tracker's indexes without a read at a pinned revision.
 //
-// A scan of every object at one revision takes time in proportion to the objects,
-// and the backend may discard that revision before the scan ends (it keeps a bounded
-// history), so a big store falling behind would never recover. Instead the rebuild
-// starts a watch at the current revision, then reads the current state in pages,
-// each at the revision current when it is read, draining the watch between pages.
-// The new index is built apart from the one in use:
+// A scan at one revision takes time in proportion to what it reads, and the backend
+// may discard that revision before the scan ends (it keeps a bounded history), so a
+// big store falling behind would never recover. Instead the rebuild starts a watch
+// at the current revision, then reads the current state in pages, each at the
+// revision current when it is read, draining the watch between pages. The sparse
+// index is rebuilt so from the records (tracker_persist.go), before the loop goes on;
+// the label index (tracker_labels.go) so from the objects, by the loop, a page at a
+// time. The new index is built apart from the one in use:
 //
 //   - a page read at revision r covering the keys [lo, next lo) gives the state of
 //     those keys at r: it replaces whatever the new index held for them;
@@ -32,7 +35,7 @@ import (
 // unless the writes outrun the loop's draining of the watch by that whole history,
 // which ends the watch with ErrCompacted and the loop tries again.
 
-// rebuildPage is how many keys one read of the rebuild returns.
+// rebuildPage is how many records one read of the rebuild returns.
 const rebuildPage = 1000
 
 // scanPage is one page of a rebuild: the keys from lo up to the next page's lo (the
@@ -42,17 +45,20 @@ type scanPage struct {
 	rev int64
 }
 
-// rebuildScan is the state of one rebuild.
-type rebuildScan struct {
-	next   map[string]*objInfo
+// scanState is the state of one rebuild: the new index's entries by key.
+type scanState[V any] struct {
+	next   map[string]V
 	pages  []scanPage
 	cursor string // first key not read yet
 	done   bool   // every page has been read
 	top    int64  // newest revision a page was read at
 }
 
+// rebuildScan is the state of a rebuild of the sparse index, keyed by object key.
+type rebuildScan = scanState[*objInfo]
+
 // covered returns the revision of the page that covers key, and whether one does.
-func (r *rebuildScan) covered(key string) (int64, bool) {
+func (r *scanState[V]) covered(key string) (int64, bool) {
 	if !r.done && key >= r.cursor {
 		return 0, false
 	}
@@ -63,21 +69,35 @@ func (r *rebuildScan) covered(key string) (int64, bool) {
 	return r.pages[i].rev, true
 }
 
-// event applies a watch event to the new index.
+// rebuildEvent applies a watch event to the new sparse index: a record's change;
+// an object's deletion drops its decoded copy from the cache.
 func (t *tracker) rebuildEvent(r *rebuildScan, be backend.Event) {
-	at, ok := r.covered(be.KV.Key)
+	key := be.KV.Key
+	if strings.HasPrefix(key, "/") {
+		if be.Type == backend.EventDelete {
+			t.s.cache.Drop(key)
+		} else {
+			t.take(key, be.KV.Value)
+		}
+		return
+	}
+	if !strings.HasPrefix(key, recordPrefix+"/") {
+		return
+	}
+	key = key[len(recordPrefix):]
+	at, ok := r.covered(key)
 	if !ok || be.Revision <= at {
 		return
 	}
-	switch be.Type {
-	case backend.EventPut:
-		if info := t.infoOfEvent(be); info != nil {
-			r.next[be.KV.Key] = info
-		} else {
-			delete(r.next, be.KV.Key)
-		}
-	case backend.EventDelete:
-		delete(r.next, be.KV.Key)
+	var info *objInfo
+	if be.Type == backend.EventPut {
+		info = t.s.decodeRecord(key, be.KV.Value)
+	}
+	if info != nil {
+		info.rev = be.KV.ModRevision
+		r.next[key] = info
+	} else {
+		delete(r.next, key)
 	}
 }
 
@@ -151,7 +171,11 @@ func (t *tracker) rebuild(ctx context.Context) (err error) {
 			}
 			continue
 		}
-		res, err := t.s.b.Range(ctx, backend.RangeOptions{Prefix: "/", Start: r.cursor, Limit: rebuildPage})
+		start := ""
+		if r.cursor != "" {
+			start = recordPrefix + r.cursor
+		}
+		res, err := t.s.b.Range(ctx, backend.RangeOptions{Prefix: recordPrefix + "/", Start: start, Limit: rebuildPage})
 		if err != nil {
 			return err
 		}
@@ -162,15 +186,16 @@ func (t *tracker) rebuild(ctx context.Context) (err error) {
 		// Only watch events can have put them there, and only keys already covered
 		// take events, so the range of a new page holds none: nothing to remove.
 		for _, kv := range res.KVs {
-			if info := t.s.infoOf(kv.Key, kv.Value); info != nil {
+			key := kv.Key[len(recordPrefix):]
+			if info := t.s.decodeRecord(key, kv.Value); info != nil {
 				info.rev = kv.ModRevision
-				r.next[kv.Key] = info
+				r.next[key] = info
 			}
 		}
 		if !res.More || len(res.KVs) == 0 {
 			r.done = true
 		} else {
-			r.cursor = res.KVs[len(res.KVs)-1].Key + "\x00"
+			r.cursor = res.KVs[len(res.KVs)-1].Key[len(recordPrefix):] + "\x00"
 		}
 	}
 	t.install(r.next, seen, w)
@@ -185,7 +210,7 @@ func (t *tracker) watchFromNow(ctx context.Context) (backend.Watcher, int64, err
 		if err != nil {
 			return nil, 0, err
 		}
-		w, err := t.s.b.Watch(ctx, backend.WatchOptions{Prefix: "/", StartRevision: rev + 1, ProgressNotify: true})
+		w, err := t.s.b.Watch(ctx, backend.WatchOptions{StartRevision: rev + 1, ProgressNotify: true})
 		if err == nil {
 			return w, rev, nil
 		}
@@ -210,14 +235,14 @@ func watchErr(w backend.Watcher) error {
 	return errWatchEnded
 }
 
-// install makes next, at revision rev, the index in use, followed by w.
+// install makes next, at revision rev, the sparse index in use, followed by w, and
+// starts a build of the label index, which missed events too.
 func (t *tracker) install(next map[string]*objInfo, rev int64, w backend.Watcher) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	for key := range t.objs {
 		if next[key] == nil {
 			t.setLocked(key, nil)
-			t.s.cache.Drop(key)
 		}
 	}
 	for key, info := range next {
@@ -236,5 +261,6 @@ func (t *tracker) install(next map[string]*objInfo, rev int64, w backend.Watcher
 	t.w = w
 	t.fault, t.stalled = nil, false
 	t.forceRebuild = false
+	t.startLabelsLocked()
 	t.signalLocked()
 }

@@ -87,8 +87,9 @@ func (t *tracker) work(ctx context.Context) error {
 
 // Settle waits until the store's background work has caught up: every write up to
 // now is in its index, grace periods that have run out by the store's clock are
-// reaped, and garbage collection has nothing left to do. While the index does not
-// follow the backend (see [Store.Healthy]), it waits for it to follow again. Tests call it after a delete
+// reaped, garbage collection has nothing left to do, and the label index is built.
+// While the index does not follow the backend (see [Store.Healthy]), it waits for it
+// to follow again. Tests call it after a delete
 // or a step of a fake clock to observe the outcome deterministically. On a store that
 // is not [Store.Leading], it waits for the index only: the leader does the rest.
 func (s *Store) Settle(ctx context.Context) error {
@@ -120,7 +121,7 @@ func (s *Store) Settle(ctx context.Context) error {
 			t.mu.Lock()
 			// Without a watch (it is being started again or the index rebuilt) the
 			// work is not done: the rebuild may queue more.
-			idle := t.w != nil && !t.rebuilding && !t.busy && len(t.queue) == 0 && (!t.leading || !t.dueLocked(s.clock.Now()))
+			idle := t.w != nil && !t.rebuilding && t.lscan == nil && !t.busy && len(t.queue) == 0 && (!t.leading || !t.dueLocked(s.clock.Now()))
 			ch := t.changedLocked()
 			t.mu.Unlock()
 			if idle {
