@@ -26,8 +26,8 @@ type faultBackend struct {
 	backend.Backend
 
 	mu        sync.Mutex
-	held      chan struct{} // while not nil, watch events are held back until it is closed
-	watchErr  error         // returned by Watch while set
+	held      chan struct{}                   // while not nil, watch events are held back until it is closed
+	watchErr  error                           // returned by Watch while set
 	rangeErr  error                           // returned by Range while set
 	afterScan func(opts backend.RangeOptions) // run after each Range of the prefix "/"
 	watchers  []*faultWatcher
@@ -480,8 +480,8 @@ func TestTracker_repairs_missing_records(t *testing.T) {
 	// An object whose owner is gone, and one terminating whose grace period is over,
 	// written as an old store would: the object alone.
 	objs := map[string]string{
-		"/management.service/projects/dep": `{"kind":"Project","apiVersion":"management.service/v1","metadata":{"name":"dep","uid":"u-dep","creationTimestamp":"2020-01-01T00:00:00Z","ownerReferences":[{"apiVersion":"management.service/v1","kind":"Project","name":"gone","uid":"u-gone"}]}}`,
-		"/management.service/projects/old": `{"kind":"Project","apiVersion":"management.service/v1","metadata":{"name":"old","uid":"u-old","creationTimestamp":"2020-01-01T00:00:00Z","deletionTimestamp":"2020-01-01T00:00:01Z","deletionGracePeriodSeconds":0}}`,
+		"/management.service/projects/dep":   `{"kind":"Project","apiVersion":"management.service/v1","metadata":{"name":"dep","uid":"u-dep","creationTimestamp":"2020-01-01T00:00:00Z","ownerReferences":[{"apiVersion":"management.service/v1","kind":"Project","name":"gone","uid":"u-gone"}]}}`,
+		"/management.service/projects/old":   `{"kind":"Project","apiVersion":"management.service/v1","metadata":{"name":"old","uid":"u-old","creationTimestamp":"2020-01-01T00:00:00Z","deletionTimestamp":"2020-01-01T00:00:01Z","deletionGracePeriodSeconds":0}}`,
 		"/management.service/projects/plain": `{"kind":"Project","apiVersion":"management.service/v1","metadata":{"name":"plain","uid":"u-plain","creationTimestamp":"2020-01-01T00:00:00Z"}}`,
 	}
 	for key, value := range objs {
