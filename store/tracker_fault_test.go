@@ -504,3 +504,63 @@ func TestTracker_repairs_missing_records(t *testing.T) {
 	require.NoError(t, err)
 	assert.Empty(t, res.KVs, "the records went with their objects")
 }
+
+// TestTracker_open_reads_records_not_objects opens a store on a backend holding
+// objects, some of them with owners: New reads the records only, and the label index,
+// built after, serves selectors once ready, while lists scan before.
+func TestTracker_open_reads_records_not_objects(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	mem := memdb.New(memdb.Options{})
+	defer mem.Close()
+	first, err := store.New(mem, store.Options{})
+	require.NoError(t, err)
+	owner := &resource.Project{ObjectMeta: resource.ObjectMeta{Name: "owner", Labels: map[string]string{"team": "red"}}}
+	require.NoError(t, first.Create(ctx, owner, store.CreateOptions{}))
+	for i := range 50 {
+		p := &resource.Project{ObjectMeta: resource.ObjectMeta{Name: fmt.Sprintf("p%02d", i), Labels: map[string]string{"team": "red"}}}
+		if i%10 == 0 {
+			p.OwnerReferences = []resource.OwnerReference{{APIVersion: owner.APIVersion, Kind: owner.Kind, Name: owner.Name, UID: owner.UID}}
+		}
+		require.NoError(t, first.Create(ctx, p, store.CreateOptions{}))
+	}
+	require.NoError(t, first.Settle(ctx))
+	require.NoError(t, first.Close())
+
+	// Every read of objects blocks until the gate opens: a New that read objects
+	// would not return.
+	var objectRanges atomic.Int64
+	gate := make(chan struct{})
+	fb := &faultBackend{Backend: mem}
+	fb.setAfterScan(func(backend.RangeOptions) {
+		objectRanges.Add(1)
+		<-gate
+	})
+	opened := make(chan *store.Store, 1)
+	go func() {
+		s, err := store.New(fb, store.Options{})
+		assert.NoError(t, err)
+		opened <- s
+	}()
+	var s *store.Store
+	select {
+	case s = <-opened:
+	case <-time.After(10 * time.Second):
+		close(gate)
+		require.Fail(t, "New waits for a read of the objects")
+	}
+	close(gate)
+	require.NotNil(t, s)
+	defer s.Close()
+	require.NoError(t, s.Settle(ctx))
+	assert.Positive(t, objectRanges.Load(), "the label index was built after")
+	l := &resource.ProjectList{}
+	require.NoError(t, s.List(ctx, l, store.ListOptions{LabelSelector: "team=red"}))
+	assert.Len(t, l.Items, 51)
+	// The collector knows the dependents from their records: they go with their owner.
+	_, err = s.Delete(ctx, owner, store.DeleteOptions{})
+	require.NoError(t, err)
+	require.NoError(t, s.Settle(ctx))
+	require.NoError(t, s.List(ctx, l, store.ListOptions{LabelSelector: "team=red"}))
+	assert.Len(t, l.Items, 45)
+}
