@@ -89,6 +89,9 @@ func main() {
 	flag.BoolVar(&cfg.verbose, "v", false, "print each measurement as it is taken")
 	only := flag.String("only", "", "measure only the operations whose name matches this regular expression (create, get, update, list, writers, scaling, policy, token, watch)")
 	flag.Parse()
+	if scaleMain() { // -scale: scale.go
+		return
+	}
 	if *only != "" {
 		re, err := regexp.Compile(*only)
 		if err != nil {
