@@ -29,6 +29,7 @@ type faultBackend struct {
 	held      chan struct{}                   // while not nil, watch events are held back until it is closed
 	watchErr  error                           // returned by Watch while set
 	rangeErr  error                           // returned by Range while set
+	objectErr error                           // returned by Range of the prefix "/" while set
 	afterScan func(opts backend.RangeOptions) // run after each Range of the prefix "/"
 	watchers  []*faultWatcher
 
@@ -40,6 +41,9 @@ func (b *faultBackend) Range(ctx context.Context, opts backend.RangeOptions) (ba
 	b.ranges.Add(1)
 	b.mu.Lock()
 	err, hook := b.rangeErr, b.afterScan
+	if err == nil && opts.Prefix == "/" {
+		err = b.objectErr
+	}
 	b.mu.Unlock()
 	if err != nil {
 		return backend.RangeResult{}, err
@@ -104,6 +108,12 @@ func (b *faultBackend) setWatchErr(err error) {
 func (b *faultBackend) setRangeErr(err error) {
 	b.mu.Lock()
 	b.rangeErr = err
+	b.mu.Unlock()
+}
+
+func (b *faultBackend) setObjectErr(err error) {
+	b.mu.Lock()
+	b.objectErr = err
 	b.mu.Unlock()
 }
 
@@ -356,6 +366,22 @@ func TestTracker_failures_show_in_health(t *testing.T) {
 		e.fb.setRangeErr(nil)
 		e.healthy()
 		got, err := e.team("blue")
+		require.NoError(t, err)
+		assert.Len(t, got, 30)
+	})
+	t.Run("label build fails", func(t *testing.T) {
+		e := newFaultEnv(t, store.Options{})
+		e.healthy()
+		e.fb.setObjectErr(errInjected)
+		e.fallBehind("blue", 30)
+		e.fb.release()
+		e.unhealthy(errInjected)
+		got, err := e.team("blue")
+		require.NoError(t, err, "lists scan meanwhile")
+		assert.Len(t, got, 30)
+		e.fb.setObjectErr(nil)
+		e.healthy()
+		got, err = e.team("blue")
 		require.NoError(t, err)
 		assert.Len(t, got, 30)
 	})
