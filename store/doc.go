@@ -56,7 +56,14 @@
 //
 // A store runs one goroutine that follows the backend's watch to reap expired grace
 // periods and collect garbage; its index is rebuilt from stored state at start, so the
-// work resumes after a restart. [Store.Settle] waits for it, which makes tests
+// work resumes after a restart. What that work needs of an object with owners or a
+// deletion timestamp is kept in a small record beside it (under "\x00bg", outside
+// "/"), written in the same transaction, so a store opens by reading those records,
+// not every object; the label index of label-selector lists is built in the
+// background after open (lists scan until it is ready). When its watch falls behind
+// the history the backend keeps, the goroutine rebuilds the index from pages of the
+// current state, never from one old revision. Its failures are retried and reported
+// by [Store.Healthy], never a panic. [Store.Settle] waits for it, which makes tests
 // deterministic; [Store.Close] stops it. Watches share one more backend watch, started
 // with the first of them: each watch runs one goroutine that reads the events from
 // it, each decoded and encoded once for all watches ([Event.JSON]), and sends its own

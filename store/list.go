@@ -81,7 +81,7 @@ func (s *Store) List(ctx context.Context, list resource.ObjectList, opts ListOpt
 		return err
 	}
 	items := newListBuilder(s, k, list)
-	if label, value, ok := f.labels.RequiredEquals(); ok && opts.Limit == 0 && opts.Continue == "" && rev == 0 {
+	if label, value, ok := f.labels.RequiredEquals(); ok && opts.Limit == 0 && opts.Continue == "" && rev == 0 && s.track.labelsReady() {
 		return s.listByLabel(ctx, items, &f, prefix, label, value)
 	}
 	return s.listRange(ctx, items, &f, prefix, start, rev, int(opts.Limit))

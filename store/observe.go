@@ -44,7 +44,7 @@ type Stats struct {
 // part that may block.
 func (s *Store) Stats(ctx context.Context) (Stats, error) {
 	s.track.mu.Lock()
-	st := Stats{Objects: len(s.track.objs), Revision: s.track.rev}
+	st := Stats{Objects: s.track.objectCountLocked(), Revision: s.track.rev}
 	s.track.mu.Unlock()
 	if c, ok := s.b.(backend.Compactor); ok {
 		rev, err := c.CompactRevision(ctx)

@@ -121,6 +121,43 @@ func (s *Store) Close() error {
 	return nil
 }
 
+// ErrBackground is wrapped by the errors [Store.Healthy] returns when the store's
+// background work (the index its label lists, reaper and garbage collector use) does
+// not follow the backend, or the reaper or the collector fails.
+var ErrBackground = errors.New("store: background work is not keeping up")
+
+// Healthy reports whether the store can serve and its background work keeps up: nil,
+// or a 503 ServiceUnavailable error wrapping [ErrBackground] and the cause when the
+// index does not follow the backend (its watch ended or fell behind the history the
+// backend keeps and the index is being rebuilt, the backend fails or is closed), when
+// the last step of the label index's build failed, or when the last pass of the
+// reaper or the garbage collector failed. It also asks the
+// backend for its revision. A host's readiness check calls it; the store retries
+// failed background work by itself, and Healthy turns nil again once it succeeds.
+func (s *Store) Healthy(ctx context.Context) error {
+	t := s.track
+	t.mu.Lock()
+	fault, labels, work, rebuilding := t.fault, t.labelFault, t.workFault, t.rebuilding
+	t.mu.Unlock()
+	switch {
+	case fault != nil:
+		return resource.NewServiceUnavailable("store: index does not follow the backend: " + fault.Error()).
+			WithCause(fmt.Errorf("%w: %w", ErrBackground, fault))
+	case labels != nil:
+		return resource.NewServiceUnavailable("store: building the label index: " + labels.Error()).
+			WithCause(fmt.Errorf("%w: %w", ErrBackground, labels))
+	case rebuilding:
+		return resource.NewServiceUnavailable("store: index is being rebuilt").WithCause(ErrBackground)
+	case work != nil:
+		return resource.NewServiceUnavailable("store: " + work.Error()).
+			WithCause(fmt.Errorf("%w: %w", ErrBackground, work))
+	}
+	if _, err := s.b.Revision(ctx); err != nil {
+		return backendError(err)
+	}
+	return nil
+}
+
 // Scheme returns the kinds the store knows.
 func (s *Store) Scheme() *resource.Scheme { return s.scheme }
 

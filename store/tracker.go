@@ -3,7 +3,10 @@ package store
 import (
 	"context"
 	"errors"
+	"fmt"
 	"hash/maphash"
+	"runtime/debug"
+	"strings"
 	"sync"
 	"time"
 
@@ -22,23 +25,47 @@ import (
 // references, finalizers, deletion deadlines), derived from the stored state: a scan
 // at start, then the backend's watch. Because it is derived from what is stored, the
 // reaper and the garbage collector pick up their work again after a restart of a
-// durable backend.
+// durable backend. The index is sparse: it holds only the objects with owners or a
+// deletion timestamp, read at start from their records (tracker_persist.go), which
+// the store writes with the objects; opening a store does not decode every object.
+// Beside it, the label index List uses covers every object; the loop builds it in the
+// background (tracker_labels.go).
+//
+// When its watch ends, the loop first resumes it where it stopped; only when the
+// backend no longer keeps that revision (the watch fell behind what it keeps) does it
+// rebuild the index (tracker_rebuild.go), reading the backend's current state page by
+// page, each page at the revision current when it is read, so that no read ever
+// depends on a revision the backend may discard meanwhile. Every failure of this work
+// is kept in fault, which [Store.Healthy] reports, and retried with a growing pause;
+// none ends the process.
 type tracker struct {
 	s *Store
 
 	mu         sync.Mutex
-	objs       map[string]*objInfo            // key → metadata summary
-	uidKey     map[string]string              // uid → key
+	objs       map[string]*objInfo            // key → metadata summary, of the relevant objects
+	uidKey     map[string]string              // uid → key, of the relevant objects
 	dependents map[string]map[string]struct{} // owner uid → dependent keys
+	byOwnerKey map[string]map[string]struct{} // owner key → dependent keys
 	reap       map[string]time.Time           // key → deadline of a finalizer-free terminating object
-	labels     map[string]map[string]struct{} // "label\x00value" → keys of the objects carrying it
 	queue      map[string]struct{}            // keys the collector must look at
+	labels     map[string]map[string]struct{} // "label\x00value" → keys of the objects carrying it
+	keyLabels  map[string]string              // key of every object → its labels (labelsOf)
+	lscan      *labelScan                     // the label build in progress; nil once the label index is ready
+	labelFault error                          // why the last step of the label build failed, until one succeeds
 	rev        int64                          // last revision applied to the index
 	busy       bool                           // the loop is working on the queue or reaping
 	leading    bool                           // this store runs the reaper and the collector
-	changed    chan struct{}                  // closed and dropped when rev or busy change (nil: nobody waits)
+	changed    chan struct{}                  // closed and dropped when rev, busy or fault change (nil: nobody waits)
 	kick       chan struct{}
-	w          backend.Watcher
+	w          backend.Watcher // nil while no watch runs: the loop starts one
+	rebuilding bool            // the index is being rebuilt; rev does not move meanwhile
+	rebuilds   int             // how many rebuilds ran, the one at start included
+	fault      error           // why the index does not follow the backend now; nil when it does
+	stalled    bool            // the loop failed to follow the backend again and waits to retry
+	workFault  error           // the last failure of the reaper or the collector, until a pass succeeds
+	// forceRebuild makes the next restart rebuild the index instead of resuming
+	// the watch (after a panic, which may have left the index half changed).
+	forceRebuild bool
 
 	// Summaries of this store's own writes, offered just before they commit so that
 	// the loop need not decode the value again when the watch delivers it (the
@@ -53,55 +80,30 @@ type tracker struct {
 
 func newTracker(ctx context.Context, s *Store) (*tracker, error) {
 	t := &tracker{s: s, kick: make(chan struct{}, 1), leading: s.opts.Elector == nil,
-		seed: maphash.MakeSeed(), pending: map[pendingKey]pendingInfo{}}
-	if err := t.resync(ctx); err != nil {
-		return nil, err
+		seed: maphash.MakeSeed(), pending: map[pendingKey]pendingInfo{},
+		objs: map[string]*objInfo{}, uidKey: map[string]string{},
+		dependents: map[string]map[string]struct{}{}, byOwnerKey: map[string]map[string]struct{}{},
+		reap: map[string]time.Time{}, queue: map[string]struct{}{},
+		labels: map[string]map[string]struct{}{}, keyLabels: map[string]string{}}
+	for {
+		err := t.rebuild(ctx)
+		if err == nil {
+			return t, nil
+		}
+		// Only a watch that fell behind during the scan is worth another try here;
+		// any other failure is the caller's to see.
+		if !errors.Is(err, backend.ErrCompacted) {
+			return nil, backendError(err)
+		}
+		if t.rebuilds >= maxOpenRebuilds {
+			return nil, backendError(err)
+		}
 	}
-	return t, nil
 }
 
-// resync rebuilds the index from a scan and restarts the watch after it.
-func (t *tracker) resync(ctx context.Context) error {
-	if t.w != nil {
-		t.w.Stop()
-		t.w = nil
-	}
-	objs := map[string]*objInfo{}
-	var rev int64
-	start := ""
-	for {
-		res, err := t.s.b.Range(ctx, backend.RangeOptions{Prefix: "/", Start: start, Limit: 1000, Revision: rev})
-		if err != nil {
-			return backendError(err)
-		}
-		rev = res.Revision
-		for _, kv := range res.KVs {
-			if info := t.s.infoOf(kv.Key, kv.Value); info != nil {
-				objs[kv.Key] = info
-			}
-		}
-		if !res.More || len(res.KVs) == 0 {
-			break
-		}
-		start = res.KVs[len(res.KVs)-1].Key + "\x00"
-	}
-	w, err := t.s.b.Watch(ctx, backend.WatchOptions{Prefix: "/", StartRevision: rev + 1, ProgressNotify: true})
-	if err != nil {
-		return backendError(err)
-	}
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.w = w
-	t.objs, t.uidKey = map[string]*objInfo{}, map[string]string{}
-	t.dependents, t.reap, t.queue = map[string]map[string]struct{}{}, map[string]time.Time{}, map[string]struct{}{}
-	t.labels = map[string]map[string]struct{}{}
-	for key, info := range objs {
-		t.setLocked(key, info)
-	}
-	t.rev = rev
-	t.signalLocked()
-	return nil
-}
+// maxOpenRebuilds bounds the rebuilds New tries before it gives up: each fails only
+// when the writes outrun the scan by the whole history the backend keeps.
+const maxOpenRebuilds = 5
 
 func (t *tracker) signalLocked() {
 	// Only a waiter needs a channel (changedLocked makes one): most changes have
@@ -128,13 +130,48 @@ func (t *tracker) notify() {
 	}
 }
 
+// Pauses between two tries of background work that failed: the first, doubled at
+// each failure in a row up to the last.
+const (
+	retryFirst = 50 * time.Millisecond
+	retryMax   = 5 * time.Second
+)
+
 // run applies watch events to the index, reaps expired grace periods and collects
-// garbage until ctx ends.
+// garbage until ctx ends. It never panics: a failure, or a panic of the work it
+// runs, is kept for [Store.Healthy] and retried.
 func (t *tracker) run(ctx context.Context) {
 	var timer <-chan time.Time
 	var timerAt time.Time
-	for {
-		t.work(ctx)
+	pause := retryFirst
+	var retry <-chan time.Time // armed while a failure waits for its next try
+	for ctx.Err() == nil {
+		if retry == nil && t.watcher() == nil {
+			if err := t.restart(ctx); err != nil {
+				if ctx.Err() != nil {
+					return
+				}
+				if errors.Is(err, backend.ErrClosed) {
+					t.s.log.Info("store: backend closed; background work stops")
+					t.setFault(err)
+					<-ctx.Done()
+					return
+				}
+				t.s.log.Error("store: tracker cannot follow the backend; trying again", "err", err, "in", pause)
+				t.mu.Lock()
+				t.fault, t.stalled = err, true
+				t.signalLocked()
+				t.mu.Unlock()
+				retry = time.After(pause)
+				pause = min(2*pause, retryMax)
+				continue
+			}
+			pause = retryFirst
+		}
+		if failed := t.safely(ctx, t.work); failed && retry == nil {
+			retry = time.After(pause)
+			pause = min(2*pause, retryMax)
+		}
 		// Arm a timer for the earliest deadline still in the future.
 		t.mu.Lock()
 		var next time.Time
@@ -144,42 +181,145 @@ func (t *tracker) run(ctx context.Context) {
 			}
 		}
 		t.mu.Unlock()
-		if !next.IsZero() && (timer == nil || next.Before(timerAt)) {
+		// A reap that failed waits for the retry, not for its past deadline.
+		if !next.IsZero() && (timer == nil || next.Before(timerAt)) && (retry == nil || next.After(t.s.clock.Now())) {
 			timerAt = next
 			timer = t.s.clock.After(next.Sub(t.s.clock.Now()))
 		}
+		var events <-chan backend.Event
+		if w := t.watcher(); w != nil {
+			events = w.Events()
+		}
+		// The label build reads a page whenever the loop has nothing else to do.
+		var step <-chan struct{}
+		if retry == nil && events != nil && t.building() {
+			step = closed
+		}
 		select {
 		case <-ctx.Done():
-			t.w.Stop()
-			return
+		case <-step:
+			t.safely(ctx, func(ctx context.Context) error {
+				err := t.labelStep(ctx)
+				if err != nil && ctx.Err() == nil {
+					t.s.log.Error("store: building the label index; trying again", "err", err, "in", pause)
+					retry = time.After(pause)
+					pause = min(2*pause, retryMax)
+				}
+				t.mu.Lock()
+				t.labelFault = err
+				t.signalLocked()
+				t.mu.Unlock()
+				return err
+			})
 		case <-t.kick:
+		case <-retry:
+			retry = nil
 		case <-timer:
 			timer = nil
-		case be, ok := <-t.w.Events():
+		case be, ok := <-events:
 			if !ok {
-				err := t.w.Err()
-				if ctx.Err() != nil {
-					return
-				}
-				if errors.Is(err, backend.ErrClosed) {
-					t.s.log.Info("store: backend closed; background work stops")
-					<-ctx.Done()
-					return
-				}
-				t.s.log.Warn("store: tracker watch ended; rescanning", "err", err)
-				if err := t.resync(ctx); err != nil {
-					t.s.log.Error("store: tracker rescan failed", "err", err)
-					select {
-					case <-ctx.Done():
-						return
-					case <-t.s.clock.After(time.Second):
-					}
-				}
+				t.ended(ctx)
 				continue
 			}
-			t.apply(be)
+			t.safely(ctx, func(context.Context) error { t.apply(be); return nil })
 		}
 	}
+	if w := t.watcher(); w != nil {
+		w.Stop()
+	}
+}
+
+// safely runs fn, turning a panic into an error: a panic may have left the index
+// half changed, so the watch is dropped and the index rebuilt. It reports whether fn
+// failed.
+func (t *tracker) safely(ctx context.Context, fn func(context.Context) error) (failed bool) {
+	defer func() {
+		if r := recover(); r != nil {
+			err := fmt.Errorf("%w: panic: %v", errBackgroundPanic, r)
+			t.s.log.Error("store: background work panicked; rebuilding the index", "err", err, "stack", string(debug.Stack()))
+			t.mu.Lock()
+			if t.w != nil {
+				t.w.Stop()
+				t.w = nil
+			}
+			t.fault = err
+			t.forceRebuild = true
+			t.signalLocked()
+			t.mu.Unlock()
+			failed = true
+		}
+	}()
+	return fn(ctx) != nil
+}
+
+// closed is a closed channel: a select case that is always ready.
+var closed = func() chan struct{} {
+	c := make(chan struct{})
+	close(c)
+	return c
+}()
+
+// errBackgroundPanic marks a panic of the background work, recovered and reported.
+var errBackgroundPanic = errors.New("store: background work panicked")
+
+// watcher returns the current watch, nil when none runs.
+func (t *tracker) watcher() backend.Watcher {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.w
+}
+
+// ended handles the end of the watch: it is dropped, and the loop starts another.
+func (t *tracker) ended(ctx context.Context) {
+	t.mu.Lock()
+	w := t.w
+	t.w = nil
+	t.mu.Unlock()
+	if w == nil || ctx.Err() != nil {
+		return
+	}
+	err := w.Err()
+	w.Stop()
+	if err == nil {
+		err = errWatchEnded
+	}
+	t.s.log.Warn("store: tracker watch ended; resuming", "err", err)
+	t.setFault(err)
+}
+
+// errWatchEnded is the fault of a watch that ended without saying why.
+var errWatchEnded = errors.New("store: the tracker's watch ended")
+
+// restart starts a watch again: from where the index stopped when the backend still
+// keeps it, else after a rebuild of the index.
+func (t *tracker) restart(ctx context.Context) error {
+	t.mu.Lock()
+	from, force := t.rev, t.forceRebuild
+	t.mu.Unlock()
+	if !force {
+		w, err := t.s.b.Watch(ctx, backend.WatchOptions{StartRevision: from + 1, ProgressNotify: true})
+		if err == nil {
+			t.mu.Lock()
+			t.w = w
+			t.fault, t.stalled = nil, false
+			t.signalLocked()
+			t.mu.Unlock()
+			return nil
+		}
+		if !errors.Is(err, backend.ErrCompacted) {
+			return err
+		}
+		t.s.log.Warn("store: tracker fell behind the backend's history; rebuilding its index", "from", from+1)
+	}
+	return t.rebuild(ctx)
+}
+
+// setFault records why the index does not follow the backend.
+func (t *tracker) setFault(err error) {
+	t.mu.Lock()
+	t.fault = err
+	t.signalLocked()
+	t.mu.Unlock()
 }
 
 // apply applies one event and every event already waiting.
@@ -187,19 +327,12 @@ func (t *tracker) apply(be backend.Event) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	for {
-		switch be.Type {
-		case backend.EventPut:
-			info := t.take(be.KV.Key, be.KV.Value)
-			if info == nil {
-				info = t.s.infoOf(be.KV.Key, be.KV.Value)
-			}
-			t.setLocked(be.KV.Key, info)
-		case backend.EventDelete:
-			t.setLocked(be.KV.Key, nil)
-			t.s.cache.Drop(be.KV.Key)
-		}
+		t.eventLocked(be)
 		if be.Revision > t.rev {
 			t.rev = be.Revision
+		}
+		if t.w == nil {
+			break
 		}
 		select {
 		case next, ok := <-t.w.Events():
@@ -213,7 +346,33 @@ func (t *tracker) apply(be backend.Event) {
 		}
 		break
 	}
+	t.finishLabelsLocked()
 	t.signalLocked()
+}
+
+// eventLocked applies one watch event to the indexes: a record's change to the
+// sparse index, an object's change to the label index (and its deletion to the
+// dependents that may have lost their owner).
+func (t *tracker) eventLocked(be backend.Event) {
+	key := be.KV.Key
+	switch {
+	case strings.HasPrefix(key, "/"):
+		t.labelEventLocked(be)
+		if be.Type == backend.EventDelete {
+			t.removedLocked(key)
+			t.s.cache.Drop(key)
+		}
+	case strings.HasPrefix(key, recordPrefix+"/"):
+		key = key[len(recordPrefix):]
+		var info *objInfo
+		if be.Type == backend.EventPut {
+			info = t.s.decodeRecord(key, be.KV.Value)
+		}
+		if info != nil {
+			info.rev = be.KV.ModRevision
+		}
+		t.setLocked(key, info)
+	}
 }
 
 // catchUp applies watch events until the index has seen revision rev, so that a
@@ -227,8 +386,12 @@ func (t *tracker) catchUp(ctx context.Context, rev int64) {
 		if done {
 			return
 		}
+		w := t.watcher()
+		if w == nil {
+			return
+		}
 		select {
-		case be, ok := <-t.w.Events():
+		case be, ok := <-w.Events():
 			if !ok {
 				return
 			}
@@ -237,4 +400,17 @@ func (t *tracker) catchUp(ctx context.Context, rev int64) {
 			return
 		}
 	}
+}
+
+// infoOfEvent summarises the value a put event delivers: the summary its writer
+// offered, else a decode. Nil for a value that is no object of a known kind.
+func (t *tracker) infoOfEvent(be backend.Event) *objInfo {
+	info := t.take(be.KV.Key, be.KV.Value)
+	if info == nil {
+		info = t.s.infoOf(be.KV.Key, be.KV.Value)
+	}
+	if info != nil {
+		info.rev = be.KV.ModRevision
+	}
+	return info
 }

@@ -2,16 +2,16 @@ package store
 
 import (
 	"encoding/json"
-	"maps"
 	"strings"
 	"time"
 
 	"github.com/management-service/mgmt/resource"
 )
 
-// The tracker's index entries: the summary of a stored object's metadata, how it is
-// read from stored bytes, and setLocked, through which every change reaches the index
-// (objects, uids, dependents, labels, reap deadlines, the collector's queue).
+// The tracker's sparse index: the summary of a stored object's metadata, how it is
+// read from stored bytes, and setLocked, through which every change of an object the
+// background work needs reaches the index (objects, uids, dependents, reap
+// deadlines, the collector's queue). The labels are in tracker_labels.go.
 
 type objInfo struct {
 	kind       *resource.KindInfo
@@ -23,6 +23,7 @@ type objInfo struct {
 	finalizers []string
 	deletion   *time.Time
 	labels     map[string]string
+	rev        int64 // ModRevision of the stored value; 0 until the tracker sets it
 }
 
 // metaOnly decodes just the metadata of a stored object.
@@ -66,18 +67,57 @@ func (s *Store) kindOfKey(key string) *resource.KindInfo {
 	return nil
 }
 
-// setLocked puts (info != nil) or removes a key in the index and queues the work the
-// change causes.
+// relevant reports whether the background work needs the object: it has owners (the
+// collector looks at it when they go) or is being deleted (the reaper, the orphan and
+// foreground finalizers). Only these are in the sparse index, and have a record.
+func (info *objInfo) relevant() bool {
+	return info != nil && (len(info.owners) > 0 || info.deletion != nil)
+}
+
+// ownerKey returns the key of the object a reference of the object at depKey points
+// at, "" when its kind is not registered.
+func (s *Store) ownerKey(depKey string, ref resource.OwnerReference) string {
+	ok, found := s.scheme.KindFor(ref.APIVersion, ref.Kind)
+	if !found {
+		return ""
+	}
+	ns := ""
+	if ok.Namespaced {
+		dk := s.kindOfKey(depKey)
+		if dk == nil || !dk.Namespaced {
+			return "" // a cluster-scoped dependent cannot have a namespaced owner
+		}
+		rest := depKey[len(keyPrefix(dk)):]
+		i := strings.IndexByte(rest, '/')
+		if i < 0 {
+			return ""
+		}
+		ns = rest[:i]
+	}
+	return objectKey(ok, ns, ref.Name)
+}
+
+// setLocked puts (info != nil) or removes a key in the sparse index and queues the
+// work the change causes. An info that is not relevant removes the key.
 func (t *tracker) setLocked(key string, info *objInfo) {
+	if !info.relevant() {
+		info = nil
+	}
 	old := t.objs[key]
-	// Most writes keep the labels: then the label index stays as it is.
-	sameLabels := old != nil && info != nil && maps.Equal(old.labels, info.labels)
 	if old != nil {
 		for _, r := range old.owners {
 			if d := t.dependents[r.UID]; d != nil {
 				delete(d, key)
 				if len(d) == 0 {
 					delete(t.dependents, r.UID)
+				}
+			}
+			if ok := t.s.ownerKey(key, r); ok != "" {
+				if d := t.byOwnerKey[ok]; d != nil {
+					delete(d, key)
+					if len(d) == 0 {
+						delete(t.byOwnerKey, ok)
+					}
 				}
 			}
 			// An owner waiting for its dependents may be free now.
@@ -91,17 +131,6 @@ func (t *tracker) setLocked(key string, info *objInfo) {
 				t.queue[d] = struct{}{}
 			}
 		}
-		for l, v := range old.labels {
-			if sameLabels {
-				break
-			}
-			if set := t.labels[l+"\x00"+v]; set != nil {
-				delete(set, key)
-				if len(set) == 0 {
-					delete(t.labels, l+"\x00"+v)
-				}
-			}
-		}
 		delete(t.objs, key)
 		delete(t.reap, key)
 	}
@@ -109,17 +138,6 @@ func (t *tracker) setLocked(key string, info *objInfo) {
 		return
 	}
 	t.objs[key] = info
-	for l, v := range info.labels {
-		if sameLabels {
-			break
-		}
-		set := t.labels[l+"\x00"+v]
-		if set == nil {
-			set = map[string]struct{}{}
-			t.labels[l+"\x00"+v] = set
-		}
-		set[key] = struct{}{}
-	}
 	t.uidKey[info.uid] = key
 	for _, r := range info.owners {
 		d := t.dependents[r.UID]
@@ -128,6 +146,14 @@ func (t *tracker) setLocked(key string, info *objInfo) {
 			t.dependents[r.UID] = d
 		}
 		d[key] = struct{}{}
+		if ok := t.s.ownerKey(key, r); ok != "" {
+			d := t.byOwnerKey[ok]
+			if d == nil {
+				d = map[string]struct{}{}
+				t.byOwnerKey[ok] = d
+			}
+			d[key] = struct{}{}
+		}
 	}
 	if len(info.owners) > 0 {
 		t.queue[key] = struct{}{}
@@ -144,5 +170,14 @@ func (t *tracker) setLocked(key string, info *objInfo) {
 		for d := range t.dependents[info.uid] {
 			t.queue[d] = struct{}{}
 		}
+	}
+}
+
+// removedLocked handles the removal of the object at key, found in the backend: its
+// dependents, which may have lost their owner, are queued for the collector (an
+// owner without a record is not in the sparse index: it is found by key).
+func (t *tracker) removedLocked(key string) {
+	for d := range t.byOwnerKey[key] {
+		t.queue[d] = struct{}{}
 	}
 }

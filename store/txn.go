@@ -254,6 +254,9 @@ func (tx *Tx) commit() (int64, error) {
 		}
 		t.Ops = append(t.Ops, backend.Op{Key: key, Value: e.value})
 	}
+	if !tx.dryRun && len(t.Ops) > 0 {
+		t.Ops = tx.appendRecordOps(t.Ops) // tracker_persist.go
+	}
 	var rev int64
 	if tx.dryRun || len(t.Ops) == 0 {
 		// Nothing is written, but reads of several keys must still agree.

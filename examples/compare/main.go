@@ -92,6 +92,9 @@ func main() {
 	crTable := flag.Bool("crclient", false, "measure only store/crclient against the fake client (issue 23's table)")
 	only := flag.String("only", "", "measure only the operations whose name matches this regular expression (create, get, update, list, writers, scaling, policy, token, watch)")
 	flag.Parse()
+	if scaleMain() { // -scale: scale.go
+		return
+	}
 	if *only != "" {
 		re, err := regexp.Compile(*only)
 		if err != nil {

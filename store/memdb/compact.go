@@ -31,7 +31,7 @@ func (b *Backend) Compact(ctx context.Context, rev int64) error {
 		return nil
 	}
 	for r := b.oldestLocked(); r < rev; r++ {
-		b.ring[r%int64(len(b.ring))] = revision{}
+		b.dropLocked(r)
 	}
 	b.compacted = rev
 	b.wakeLocked() // watchers blocked on a full channel check whether they are lost

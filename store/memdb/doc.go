@@ -32,13 +32,17 @@
 //   - Memory: the live data, plus for each kept revision the tree nodes its commit
 //     replaced and its events. The bytes of a value are stored once and shared by the
 //     data, the snapshots and the events; a value is released when no kept revision
-//     and no key refers to it any longer. With the default of 10000 revisions, a
-//     workload that writes large values often keeps up to 10000 of them: lower
-//     [Options].HistoryRevisions, or call [Backend.Compact], to bound it tighter.
-//   - History is bounded by count, not by time: under a high write rate, a read at an
-//     old revision, a paged list that spans many writes, or a slow watcher gets
-//     [backend.ErrCompacted] sooner. A watcher whose reader stops ends with that
-//     error once HistoryRevisions revisions have been written after its position; it
+//     and no key refers to it any longer. The history is bounded twice: by count
+//     ([Options].HistoryRevisions, default 10000) and by bytes
+//     ([Options].HistoryBytes, default 64 MiB, charging each revision the values it
+//     wrote and those it replaced or deleted), whichever keeps fewer revisions. So a
+//     workload that writes large values often keeps a short history rather than
+//     10000 copies of them: 300 updates of a 1.4 MB object keep about 23 revisions.
+//     [Backend.Compact] discards history on request.
+//   - History is bounded by count and size, not by time: under a high write rate or
+//     large values, a read at an old revision, a paged list that spans many writes,
+//     or a slow watcher gets [backend.ErrCompacted] sooner. A watcher whose reader
+//     stops ends with that error once the revision it needs next is discarded; it
 //     never holds writers back, and it holds at most one batch of events besides its
 //     channel's buffer.
 //   - Every commit wakes every watcher, which then skips the events outside its

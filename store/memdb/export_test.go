@@ -15,3 +15,14 @@ func KeptRevisions(b *Backend) int {
 	}
 	return n
 }
+
+// HistoryBytes returns the bytes charged to the kept revisions, and their sum
+// recounted from the ring.
+func HistoryBytes(b *Backend) (charged, recounted int64) {
+	b.mu.RLock()
+	defer b.mu.RUnlock()
+	for _, r := range b.ring {
+		recounted += r.bytes
+	}
+	return b.histBytes, recounted
+}

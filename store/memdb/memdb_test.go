@@ -236,3 +236,93 @@ func TestNew_ZeroOptionsAreDefaults(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, last-memdb.DefaultHistoryRevisions+1, oldest)
 }
+
+// TestBackend_HistoryBytesBoundsTheHistory writes values so large that the byte
+// budget, not the count, decides what is kept: each revision is charged what it wrote
+// and what it replaced, the oldest go first, the current one always stays, and reads
+// and watches of what was discarded fail with ErrCompacted.
+func TestBackend_HistoryBytesBoundsTheHistory(t *testing.T) {
+	value := func(i int) string { return fmt.Sprintf("%03d", i) + string(make([]byte, 297)) } // 300 bytes
+	cases := []struct {
+		name   string
+		budget int64
+		kept   int64 // revisions kept after many writes of one key
+	}{
+		// After the first, each revision writes 300 bytes and replaces 300.
+		{name: "two revisions fit", budget: 1300, kept: 2},
+		{name: "one revision fits", budget: 700, kept: 1},
+		{name: "the current revision stays however large", budget: 10, kept: 1},
+		{name: "no byte bound", budget: -1, kept: 20},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := t.Context()
+			b := newBackend(t, memdb.Options{HistoryRevisions: 20, HistoryBytes: tc.budget})
+			var last int64
+			for i := range 40 {
+				last = put(t, b, "k", value(i))
+			}
+			oldest, err := b.CompactRevision(ctx)
+			require.NoError(t, err)
+			assert.Equal(t, last-tc.kept+1, oldest)
+			assert.Equal(t, int(tc.kept), memdb.KeptRevisions(b))
+			charged, recounted := memdb.HistoryBytes(b)
+			assert.Equal(t, recounted, charged)
+			if tc.budget > 0 && tc.kept > 1 {
+				assert.LessOrEqual(t, charged, tc.budget)
+			}
+			kv, err := b.Get(ctx, "k", oldest)
+			require.NoError(t, err)
+			assert.Equal(t, value(int(oldest-1)), string(kv.Value))
+			_, err = b.Get(ctx, "k", oldest-1)
+			require.ErrorIs(t, err, backend.ErrCompacted)
+			_, err = b.Watch(ctx, backend.WatchOptions{StartRevision: oldest - 1})
+			require.ErrorIs(t, err, backend.ErrCompacted)
+		})
+	}
+}
+
+// TestBackend_HistoryBytesAccounting mixes creates, updates, deletes, compactions and
+// the count bound's wrap-around, and checks that the bytes charged stay the sum over
+// the kept revisions and within the budget.
+func TestBackend_HistoryBytesAccounting(t *testing.T) {
+	ctx := t.Context()
+	const budget = 5000
+	b := newBackend(t, memdb.Options{HistoryRevisions: 16, HistoryBytes: budget})
+	for i := range 500 {
+		key := fmt.Sprintf("k%d", i%7)
+		switch {
+		case i%11 == 0:
+			_, err := b.Txn(ctx, backend.Txn{Ops: []backend.Op{{Key: key, Delete: true}}})
+			require.NoError(t, err)
+		case i%37 == 0:
+			rev, err := b.Revision(ctx)
+			require.NoError(t, err)
+			require.NoError(t, b.Compact(ctx, rev-3))
+		default:
+			put(t, b, key, string(make([]byte, (i*131)%900)))
+		}
+		charged, recounted := memdb.HistoryBytes(b)
+		require.Equal(t, recounted, charged, "after write %d", i)
+		if memdb.KeptRevisions(b) > 1 {
+			require.LessOrEqual(t, charged, int64(budget), "after write %d", i)
+		}
+	}
+}
+
+// TestBackend_HistoryBytesDefault checks the default budget: 1 MiB values written
+// over and over keep DefaultHistoryBytes / 2 MiB revisions, far fewer than the count.
+func TestBackend_HistoryBytesDefault(t *testing.T) {
+	ctx := t.Context()
+	b := newBackend(t, memdb.Options{})
+	big := make([]byte, 1<<20)
+	var last int64
+	for range 48 {
+		res, err := b.Txn(ctx, backend.Txn{Ops: []backend.Op{{Key: "k", Value: big}}})
+		require.NoError(t, err)
+		last = res.Revision
+	}
+	oldest, err := b.CompactRevision(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, int64(memdb.DefaultHistoryBytes/(2<<20)), last-oldest+1)
+}

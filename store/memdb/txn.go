@@ -83,12 +83,14 @@ func (b *Backend) Txn(ctx context.Context, t backend.Txn) (backend.TxnResult, er
 
 	rev := cur + 1
 	events := make([]backend.Event, 0, changes)
+	var charged int64
 	for i, op := range t.Ops {
 		prev := prevs[i]
 		var prevKV *backend.KV
 		if prev != nil {
 			kv := prev.kv()
 			prevKV = &kv
+			charged += int64(len(prev.value))
 		}
 		if op.Delete {
 			if prev == nil {
@@ -104,6 +106,7 @@ func (b *Backend) Txn(ctx context.Context, t backend.Txn) (backend.TxnResult, er
 			continue
 		}
 		r := &row{key: op.Key, value: append([]byte{}, op.Value...), createRev: rev, modRev: rev}
+		charged += int64(len(r.value))
 		if prev != nil {
 			r.createRev = prev.createRev
 		}
@@ -113,17 +116,35 @@ func (b *Backend) Txn(ctx context.Context, t backend.Txn) (backend.TxnResult, er
 		events = append(events, backend.Event{Type: backend.EventPut, Revision: rev, KV: r.kv(), PrevKV: prevKV})
 	}
 	tx.Commit()
-	b.publish(revision{rev: rev, snap: b.db.Snapshot(), events: events})
+	b.publish(revision{rev: rev, snap: b.db.Snapshot(), events: events, bytes: charged})
 	return backend.TxnResult{Succeeded: true, Revision: rev, FailedCompare: -1}, nil
 }
 
-// publish makes a committed revision the current one, and wakes the watchers.
+// publish makes a committed revision the current one, discards the oldest revisions
+// the byte budget no longer affords, and wakes the watchers.
 func (b *Backend) publish(r revision) {
 	b.mu.Lock()
-	b.ring[r.rev%int64(len(b.ring))] = r
+	slot := &b.ring[r.rev%int64(len(b.ring))]
+	b.histBytes += r.bytes - slot.bytes // the revision it replaces leaves the count bound
+	*slot = r
 	b.rev = r.rev
+	if budget := b.opts.HistoryBytes; budget > 0 {
+		for o := b.oldestLocked(); b.histBytes > budget && o < r.rev; o++ {
+			b.dropLocked(o)
+			b.floor = o + 1
+		}
+	}
 	b.wakeLocked()
 	b.mu.Unlock()
+}
+
+// dropLocked discards kept revision rev. b.mu must be held for writing.
+func (b *Backend) dropLocked(rev int64) {
+	slot := &b.ring[rev%int64(len(b.ring))]
+	if slot.rev == rev {
+		b.histBytes -= slot.bytes
+		*slot = revision{}
+	}
 }
 
 // wakeLocked wakes every watcher waiting for news. b.mu must be held for writing.

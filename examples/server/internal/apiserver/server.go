@@ -77,8 +77,18 @@ func New(cfg Config) (*httpapi.Server, error) {
 		MaxMutatingRequestsInFlight: cfg.MaxMutatingRequestsInFlight,
 		Logger:                      cfg.Logger,
 		OnRequest:                   cfg.OnRequest,
+		// Ready while the store's background work follows the backend (its label
+		// index, reaper and garbage collector).
+		Ready: func() bool {
+			ctx, cancel := context.WithTimeout(context.Background(), readyTimeout)
+			defer cancel()
+			return cfg.Store.Healthy(ctx) == nil
+		},
 	})
 }
+
+// readyTimeout bounds the backend read of a readiness check.
+const readyTimeout = 2 * time.Second
 
 // resources are the management API's resources with the verbs of decisions §1.
 func resources(cfg Config) []httpapi.Resource {
