@@ -221,23 +221,29 @@ const maxCountedObjects = 100_000
 const countWait = time.Second
 
 // countFrom counts the objects under prefix whose keys are from start on, once the
-// index has seen revision minRev: the remaining items of a paged list, from the
-// index's revision (an estimate when writes came after the list's snapshot, as
+// label index is built and has seen revision minRev: the remaining items of a paged
+// list, from the index's revision (an estimate when writes came after the list's snapshot, as
 // kube-apiserver's count from its watch cache is). ok is false when the store holds
-// more than maxCountedObjects objects.
+// more than maxCountedObjects objects, or when the index is not ready within countWait.
 func (t *tracker) countFrom(ctx context.Context, prefix, start string, minRev int64) (int64, bool) {
 	// The index is normally there already; a list does not wait long for a count.
 	ctx, cancel := context.WithTimeout(ctx, countWait)
 	defer cancel()
 	for {
 		t.mu.Lock()
+		if t.lscan != nil {
+			// The label index (keyLabels) has every object only once it is built; a
+			// page does not wait for the build.
+			t.mu.Unlock()
+			return 0, false
+		}
 		if t.rev >= minRev {
 			defer t.mu.Unlock()
-			if len(t.objs) > maxCountedObjects {
+			if len(t.keyLabels) > maxCountedObjects {
 				return 0, false
 			}
 			var n int64
-			for k := range t.objs {
+			for k := range t.keyLabels {
 				if k >= start && strings.HasPrefix(k, prefix) {
 					n++
 				}
