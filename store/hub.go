@@ -49,8 +49,11 @@ const hubBatch = 32
 // hubTick is how often the hub wakes the watches that asked for bookmarks.
 const hubTick = time.Second
 
+// DefaultWatchCacheBytes is the default of [Options.WatchCacheBytes]: 64 MiB.
+const DefaultWatchCacheBytes = 64 << 20
+
 // watchHub follows the backend for a store's watches, keeping its latest
-// [Options.WatchCacheEvents] events in a ring.
+// [Options.WatchCacheEvents] events in a ring, within [Options.WatchCacheBytes].
 type watchHub struct {
 	cancel context.CancelFunc
 	exited chan struct{}
@@ -64,6 +67,8 @@ type watchHub struct {
 	notify   chan struct{} // closed and replaced when events come or the hub ends
 	tick     chan struct{} // closed and replaced about once a second
 	ended    bool          // the hub follows the backend no more
+	bytes    int64         // the charge of the events in the ring (hubEvent.charge)
+	budget   int64         // the most bytes kept; <= 0 means no bound but the ring's length
 }
 
 // hubEvent is one backend event with its objects, decoded and encoded when first
@@ -71,6 +76,18 @@ type watchHub struct {
 type hubEvent struct {
 	be        backend.Event
 	cur, prev eventObject
+	charge    int64 // what the event counts against the hub's budget
+}
+
+// eventCharge is what an event counts against [Options.WatchCacheBytes]: three times
+// the stored bytes of its object and previous version, for the stored bytes, the
+// decoded objects and their encoding.
+func eventCharge(be backend.Event) int64 {
+	n := int64(len(be.KV.Key) + len(be.KV.Value))
+	if be.PrevKV != nil {
+		n += int64(len(be.PrevKV.Value))
+	}
+	return 3 * n
 }
 
 // hub returns the store's hub, started if needed so that it has every event after
@@ -96,7 +113,8 @@ func (s *Store) hub(from int64) *watchHub {
 		return nil
 	}
 	h := &watchHub{cancel: cancel, exited: make(chan struct{}), ring: make([]*hubEvent, s.opts.WatchCacheEvents),
-		dropped: from, progress: from, notify: make(chan struct{}), tick: make(chan struct{})}
+		dropped: from, progress: from, notify: make(chan struct{}), tick: make(chan struct{}),
+		budget: s.opts.WatchCacheBytes}
 	s.watchHub = h
 	// The first tick is asked for before the hub runs: a fake clock stepped right
 	// after the first watch starts fires it.
@@ -207,13 +225,13 @@ func (h *watchHub) add(batch []backend.Event) {
 		}
 		// Every event of an older revision came before this one.
 		h.progress = max(h.progress, be.Revision-1)
-		if h.head-h.tail == int64(len(h.ring)) {
-			old := h.ring[h.tail%int64(len(h.ring))]
-			h.dropped = max(h.dropped, old.be.Revision)
-			h.ring[h.tail%int64(len(h.ring))] = nil
-			h.tail++
+		ev := &hubEvent{be: be, charge: eventCharge(be)}
+		for h.head > h.tail && (h.head-h.tail == int64(len(h.ring)) ||
+			(h.budget > 0 && h.bytes+ev.charge > h.budget)) {
+			h.dropOldestLocked()
 		}
-		h.ring[h.head%int64(len(h.ring))] = &hubEvent{be: be}
+		h.ring[h.head%int64(len(h.ring))] = ev
+		h.bytes += ev.charge
 		h.head++
 		added = true
 	}
@@ -221,6 +239,16 @@ func (h *watchHub) add(batch []backend.Event) {
 		close(h.notify)
 		h.notify = make(chan struct{})
 	}
+}
+
+// dropOldestLocked takes the oldest event out of the ring.
+func (h *watchHub) dropOldestLocked() {
+	i := h.tail % int64(len(h.ring))
+	old := h.ring[i]
+	h.dropped = max(h.dropped, old.be.Revision)
+	h.bytes -= old.charge
+	h.ring[i] = nil
+	h.tail++
 }
 
 func (h *watchHub) end() {

@@ -447,3 +447,48 @@ func TestWatchHub_a_bookmark_comes_before_the_deadline(t *testing.T) {
 	assert.Equal(t, Bookmark, got[0].Type)
 	assert.Equal(t, fmt.Sprint(rev), got[0].Object.GetObjectMeta().ResourceVersion)
 }
+
+// TestWatchHub_keeps_its_events_within_a_byte_budget checks that large events leave
+// the ring once the budget is spent, long before the ring's length is reached, that
+// the charge the hub keeps is the sum of its events' charges, and that a watch from
+// before the kept events still gets every event (from the backend).
+func TestWatchHub_keeps_its_events_within_a_byte_budget(t *testing.T) {
+	ctx := t.Context()
+	const budget = 256 << 10
+	s, b := newTestStore(t, Options{WatchCacheEvents: 1024, WatchCacheBytes: budget})
+	rev, err := b.Revision(ctx)
+	require.NoError(t, err)
+	w, err := s.Watch(ctx, &resource.Project{}, WatchOptions{ResourceVersion: fmt.Sprint(rev)})
+	require.NoError(t, err)
+	defer w.Stop()
+	big := strings.Repeat("x", 20<<10)
+	for i := range 40 {
+		p := &resource.Project{ObjectMeta: resource.ObjectMeta{Name: fmt.Sprintf("p%02d", i)}}
+		p.Spec.Description = big
+		require.NoError(t, s.Create(ctx, p, CreateOptions{}))
+		ev := <-w.ResultChan()
+		require.Equal(t, Added, ev.Type, "%v", ev.Err)
+	}
+	h := s.hub(rev)
+	require.NotNil(t, h)
+	h.mu.RLock()
+	kept, charged := h.head-h.tail, h.bytes
+	var sum int64
+	for q := h.tail; q < h.head; q++ {
+		sum += h.ring[q%int64(len(h.ring))].charge
+	}
+	h.mu.RUnlock()
+	assert.LessOrEqual(t, charged, int64(budget))
+	assert.Equal(t, sum, charged)
+	assert.Greater(t, kept, int64(0))
+	assert.Less(t, kept, int64(40), "every event is still kept: the budget bounds nothing")
+
+	late, err := s.Watch(ctx, &resource.Project{}, WatchOptions{ResourceVersion: fmt.Sprint(rev)})
+	require.NoError(t, err)
+	defer late.Stop()
+	for i := range 40 {
+		ev := <-late.ResultChan()
+		require.Equal(t, Added, ev.Type, "%v", ev.Err)
+		require.Equal(t, fmt.Sprintf("p%02d", i), ev.Object.GetObjectMeta().Name)
+	}
+}

@@ -57,6 +57,13 @@ type Options struct {
 	// with a watch of its own until it has caught up with them; a watch whose reader
 	// falls behind them ends with 410 Expired.
 	WatchCacheEvents int
+	// WatchCacheBytes bounds the memory of those events as well: each is charged three
+	// times the stored bytes of its object and of the object's previous version (the
+	// stored bytes, the decoded object and its encoding), and the oldest events leave
+	// the cache while the sum is over the bound (the newest event always stays). 0
+	// means 64 MiB; a negative value bounds the events by count only. With large
+	// objects the cache then holds fewer events, so a slow watch meets 410 sooner.
+	WatchCacheBytes int64
 	// BookmarkInterval is about the time between two bookmarks of a watch that asked
 	// for them, sent whether or not events passed its selector; 0 means one minute.
 	BookmarkInterval time.Duration

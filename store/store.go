@@ -80,6 +80,9 @@ func New(b backend.Backend, opts Options) (*Store, error) {
 	if s.opts.WatchCacheEvents <= 0 {
 		s.opts.WatchCacheEvents = 1024
 	}
+	if s.opts.WatchCacheBytes == 0 {
+		s.opts.WatchCacheBytes = DefaultWatchCacheBytes
+	}
 	if s.opts.BookmarkInterval <= 0 {
 		s.opts.BookmarkInterval = 60e9
 	}
