@@ -81,6 +81,7 @@ func (s *Store) List(ctx context.Context, list resource.ObjectList, opts ListOpt
 		return err
 	}
 	items := newListBuilder(s, k, list)
+	items.raw = rawItemsFrom(ctx) // ListRaw collects the items' stored bytes
 	if label, value, ok := f.labels.RequiredEquals(); ok && opts.Limit == 0 && opts.Continue == "" && rev == 0 && s.track.labelsReady() {
 		return s.listByLabel(ctx, items, &f, prefix, label, value)
 	}
@@ -271,6 +272,7 @@ type listBuilder struct {
 	items    reflect.Value     // the []T being filled (invalid: SetItems)
 	n        int               // items filled
 	objs     []resource.Object // for SetItems
+	raw      *RawItems         // collects the stored bytes of the items (ListRaw); may be nil
 }
 
 var listMetaPkg = reflect.TypeFor[resource.ListMeta]().PkgPath()
@@ -317,6 +319,7 @@ func (b *listBuilder) add(kv backend.KV, f *filter) (bool, error) {
 			return false, nil
 		}
 		b.objs = append(b.objs, obj)
+		b.raw.add(kv.Value, kv.ModRevision)
 		return true, nil
 	}
 	b.grow(1)
@@ -341,6 +344,7 @@ func (b *listBuilder) add(kv backend.KV, f *filter) (bool, error) {
 		objcodec.DeepCopyInto(slot, src)
 		slot.GetObjectMeta().ResourceVersion = rv
 	}
+	b.raw.add(kv.Value, kv.ModRevision)
 	b.n++
 	return true, nil
 }

@@ -114,6 +114,8 @@ func TestList_remainingItemCount(t *testing.T) {
 		require.NoError(t, s.Create(ctx, &resource.Project{ObjectMeta: resource.ObjectMeta{Name: fmt.Sprintf("p%d", i),
 			Labels: map[string]string{"n": fmt.Sprint(i)}}}, store.CreateOptions{}))
 	}
+	// The count comes from the label index, which a new store builds in the background.
+	require.NoError(t, s.Settle(ctx))
 	count := func(l *resource.ProjectList) *int64 { return l.RemainingItemCount }
 	var page resource.ProjectList
 	require.NoError(t, s.List(ctx, &page, store.ListOptions{Limit: 2}))

@@ -98,11 +98,24 @@ func (s *Server) list(w http.ResponseWriter, r *http.Request, ri *route) error {
 	list := k.NewList()
 	lo := ri.opts.list
 	lo.Namespace = ri.namespace
-	if err := s.store.List(r.Context(), list, lo); err != nil {
+	raw, err := s.store.ListRaw(r.Context(), list, lo)
+	if err != nil {
 		return err
 	}
 	filterList(ri, list)
 	setListTypeMeta(list, k)
+	if t, err := responseType(r); err == nil && t.as == "" && t.mediaType == resource.MediaTypeJSON {
+		// Plain JSON is written from the bytes the store read, not encoded again.
+		body, err := store.AppendListJSON(nil, list, raw)
+		if err != nil {
+			return err
+		}
+		w.Header().Set("Content-Type", resource.MediaTypeJSON)
+		w.Header().Set("X-Content-Type-Options", "nosniff")
+		w.WriteHeader(http.StatusOK)
+		_, _ = w.Write(body)
+		return nil
+	}
 	s.writeObject(w, r, ri, http.StatusOK, list)
 	return nil
 }

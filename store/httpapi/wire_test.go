@@ -22,6 +22,9 @@ func TestWireDetails(t *testing.T) {
 		f.seedWidget(t, "default", fmt.Sprintf("w%d", i), i+1, map[string]string{"size": fmt.Sprint(i + 1)})
 	}
 	w0 := f.widget(t, "default", "w0")
+	// A page's count comes from the label index, which a new store builds in the
+	// background.
+	require.NoError(t, f.st.Settle(t.Context()))
 
 	tests := []struct {
 		name, method, path, body string
