@@ -271,6 +271,15 @@ func (b *ClientBuilder) BuildClient() (*Client, error) {
 		registry = jsonschema.NewRegistry()
 		opts.Validating = append(append([]store.ValidatingAdmitter(nil), opts.Validating...), jsonschema.NewAdmitter(registry))
 	}
+	if opts.FieldTypes == nil {
+		// Server-side apply and managedFields merge lists as the schemas say
+		// (x-kubernetes-list-type...): WithJSONSchema's and the store's own kinds'.
+		if registry != nil {
+			opts.FieldTypes = registry
+		} else {
+			opts.FieldTypes = jsonschema.NewRegistry()
+		}
+	}
 	be := b.backend
 	if be == nil {
 		be = memdb.New(memdb.Options{})
