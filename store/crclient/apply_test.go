@@ -7,13 +7,16 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	appsv1ac "k8s.io/client-go/applyconfigurations/apps/v1"
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
+	metav1ac "k8s.io/client-go/applyconfigurations/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/management-service/mgmt/store/crclient"
@@ -251,4 +254,36 @@ func TestApplyUnstructured(t *testing.T) {
 		assert.True(t, got.Status.Ready)
 		assert.Equal(t, metav1.ManagedFieldsOperationApply, owners(&got)["ctl"])
 	})
+}
+
+func TestApplyBuiltinKeyedList(t *testing.T) {
+	ctx := context.Background()
+	c := newApplyClient(t)
+	deployment := func(containers ...string) *appsv1ac.DeploymentApplyConfiguration {
+		spec := corev1ac.PodSpec()
+		for _, n := range containers {
+			spec.WithContainers(corev1ac.Container().WithName(n).WithImage(n + ":1"))
+		}
+		return appsv1ac.Deployment("d", "ns").WithSpec(appsv1ac.DeploymentSpec().
+			WithSelector(metav1ac.LabelSelector().WithMatchLabels(map[string]string{"app": "d"})).
+			WithTemplate(corev1ac.PodTemplateSpec().WithLabels(map[string]string{"app": "d"}).WithSpec(spec)))
+	}
+	names := func() []string {
+		var d appsv1.Deployment
+		require.NoError(t, c.Get(ctx, client.ObjectKey{Namespace: "ns", Name: "d"}, &d))
+		var out []string
+		for _, ct := range d.Spec.Template.Spec.Containers {
+			out = append(out, ct.Name)
+		}
+		return out
+	}
+	// As kube-apiserver: containers merge by name (client-go's schema of the kind).
+	require.NoError(t, c.Apply(ctx, deployment("a"), client.FieldOwner("alice")))
+	require.NoError(t, c.Apply(ctx, deployment("b"), client.FieldOwner("bob")))
+	assert.Equal(t, []string{"a", "b"}, names())
+	err := c.Apply(ctx, deployment("b").WithSpec(appsv1ac.DeploymentSpec().WithTemplate(corev1ac.PodTemplateSpec().
+		WithSpec(corev1ac.PodSpec().WithContainers(corev1ac.Container().WithName("a").WithImage("a:2"))))), client.FieldOwner("bob"))
+	assert.Equal(t, []string{`.spec.template.spec.containers[name="a"].image`}, conflictFields(t, err))
+	require.NoError(t, c.Apply(ctx, deployment(), client.FieldOwner("alice")))
+	assert.Equal(t, []string{"b"}, names())
 }

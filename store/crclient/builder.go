@@ -274,10 +274,11 @@ func (b *ClientBuilder) BuildClient() (*Client, error) {
 	if opts.FieldTypes == nil {
 		// Server-side apply and managedFields merge lists as the schemas say
 		// (x-kubernetes-list-type...): WithJSONSchema's and the store's own kinds'.
+		// Built-in kinds take client-go's types of kube-apiserver's OpenAPI.
 		if registry != nil {
-			opts.FieldTypes = registry
+			opts.FieldTypes = newFieldTypes(registry, sch)
 		} else {
-			opts.FieldTypes = jsonschema.NewRegistry()
+			opts.FieldTypes = newFieldTypes(jsonschema.NewRegistry(), sch)
 		}
 	}
 	be := b.backend

@@ -48,14 +48,13 @@
 //     ApplyPatchType body) is the store's [store.Store.Apply]: a field manager is
 //     required (422 otherwise), conflicts are 409 with FieldManagerConflict causes,
 //     client.ForceOwnership and client.DryRunAll work as against kube-apiserver.
-//     Lists merge as the kind's schema says (x-kubernetes-list-type): the store's
-//     own kinds and WithJSONSchema kinds have one; every other kind, built-in kinds
-//     included, is merged without one: objects field by field and every list
-//     atomic. kube-apiserver merges a built-in kind's keyed lists (a Deployment's
-//     containers by name, a Service's ports) item by item; here a second manager
-//     applying another item of such a list conflicts on the whole list. A
-//     ConfigMap or Secret (maps only) merges as in kube-apiserver. Apply
-//     configurations in CBOR (ApplyCBORPatchType) answer 415.
+//     Lists merge as the kind's schema says: the JSON Schema's
+//     x-kubernetes-list-type for the store's own kinds and WithJSONSchema kinds,
+//     client-go's schema of kube-apiserver's OpenAPI for built-in kinds (a
+//     Deployment's containers merge by name). A custom resource without a schema
+//     merges objects field by field and every list atomically, as kube-apiserver
+//     does for a CRD whose schema declares no list type. Apply configurations in
+//     CBOR (ApplyCBORPatchType) answer 415.
 //   - Strategic merge patch is for kinds with a Go type in the scheme from a
 //     Kubernetes API group; custom resources answer 415, as kube-apiserver does.
 //   - Field selectors other than metadata.name and metadata.namespace need an index
