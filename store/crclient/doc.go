@@ -53,8 +53,10 @@
 //     client-go's schema of kube-apiserver's OpenAPI for built-in kinds (a
 //     Deployment's containers merge by name). A custom resource without a schema
 //     merges objects field by field and every list atomically, as kube-apiserver
-//     does for a CRD whose schema declares no list type. Apply configurations in
-//     CBOR (ApplyCBORPatchType) answer 415.
+//     does for a CRD whose schema declares no list type. A store given to
+//     WithStore, or options given to WithStoreOptions with FieldTypes set, keep
+//     their own FieldTypes instead. Apply configurations in CBOR
+//     (ApplyCBORPatchType) answer 415.
 //   - Strategic merge patch is for kinds with a Go type in the scheme from a
 //     Kubernetes API group; custom resources answer 415, as kube-apiserver does.
 //   - Field selectors other than metadata.name and metadata.namespace need an index
