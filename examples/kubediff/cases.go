@@ -19,7 +19,7 @@ func Cases() []Case {
 		for _, group := range [][]Case{
 			statusCases(), fieldValidationCases(), acceptCases(), bookmarkCases(), remainingCases(),
 			managedFieldsCases(), finalizerFieldsCases(), foregroundCases(), smallCases(),
-			smpCases(), discoveryCases(), reviewCases(), applyCases(),
+			smpCases(), discoveryCases(), reviewCases(), applyCases(), applyMergeCases(),
 			createCases(), getListCases(), updateCases(), patchCases(), deleteCases(), watchCases(),
 		} {
 			allCases = append(allCases, group...)
@@ -438,6 +438,76 @@ func applyCases() []Case {
 		{Name: "apply/dry-run", Area: a, Steps: []Step{setupProject(),
 			apply("apply", "a", applyBody("{n}", "  displayName: A\n"), "dryRun=All"),
 			get("get", vci("{n}"))}},
+	}
+}
+
+// Server-side apply: how lists merge, shared fields, and where Update and Apply
+// managers meet.
+func applyMergeCases() []Case {
+	a := "apply"
+	meta := "apiVersion: management.service/v1\nkind: VirtualClusterInstance\nmetadata:\n  name: {n}\n  namespace: {ns}\n"
+	labels := "  labels:\n    " + projectLabel + ": {p}\n"
+	apply := func(label, manager, body, extra string) Step {
+		q := "fieldManager=" + manager
+		if extra != "" {
+			q += "&" + extra
+		}
+		return withQuery(patch(label, vci("{n}"), ctApply, body), q)
+	}
+	applyStatus := func(label, manager, body string) Step {
+		return withQuery(patch(label, vci("{n}")+"/status", ctApply, meta+body), "fieldManager="+manager)
+	}
+	applyProject := func(label, manager, clusters string) Step {
+		return withQuery(patch(label, project("{p}"), ctApply,
+			"apiVersion: management.service/v1\nkind: Project\nmetadata:\n  name: {p}\nspec:\n  allowedClusters:\n"+clusters),
+			"fieldManager="+manager)
+	}
+	fins := func(fs ...string) string {
+		out := meta + labels + "  finalizers:\n"
+		for _, f := range fs {
+			out += "  - " + f + "\n"
+		}
+		return out
+	}
+	return []Case{
+		// A list-map (x-kubernetes-list-map-keys: name) merges item by item.
+		{Name: "apply/list-map-by-key", Area: a, Steps: []Step{setupProject(),
+			applyProject("apply", "a", "  - name: c1\n"),
+			applyProject("apply2", "b", "  - name: c2\n"),
+			applyProject("apply3", "a", "  - name: c3\n")}},
+		// A set (metadata.finalizers) merges value by value.
+		{Name: "apply/set-finalizers", Area: a, Steps: withVCI(
+			apply("apply", "a", fins("example.com/a"), ""),
+			apply("apply2", "b", fins("example.com/b"), ""),
+			apply("apply3", "a", fins(), ""),
+			apply("apply4", "b", meta+labels, ""))},
+		// Two managers apply the same value: they share it; when one drops it, it stays.
+		{Name: "apply/shared-field", Area: a, Steps: []Step{setupProject(),
+			setup(apply("apply", "a", meta+labels+"spec:\n  displayName: A\n", "")),
+			apply("apply2", "b", meta+labels+"spec:\n  displayName: A\n", ""),
+			apply("apply3", "a", meta+labels, ""),
+			apply("apply4", "b", meta+labels, "")}},
+		// An Update manager owns what it set: applying another value conflicts with it.
+		{Name: "apply/after-update-conflict", Area: a, Steps: withVCI(
+			setup(withQuery(patch("patch", vci("{n}"), ctMerge, `{"spec":{"displayName":"U"}}`), "fieldManager=upd")),
+			apply("apply", "a", meta+labels+"spec:\n  displayName: A\n", ""),
+			apply("apply2", "a", meta+labels+"spec:\n  displayName: A\n", "force=true"))},
+		// An object whose managedFields were reset: the first apply gives what is set
+		// to before-first-apply.
+		{Name: "apply/reset-then-apply", Area: a, Steps: withVCI(
+			patch("reset", vci("{n}"), ctMerge, `{"metadata":{"managedFields":[{}]}}`),
+			apply("apply", "a", meta+labels+"spec:\n  description: D\n", ""),
+			apply("apply2", "a", meta+labels+"spec:\n  displayName: A\n", ""))},
+		// Status applied through the status subresource; the main resource ignores it.
+		{Name: "apply/status-conditions", Area: a, Steps: withVCI(
+			applyStatus("apply", "c1", "status:\n  conditions:\n  - type: Ready\n    status: \"True\"\n"),
+			applyStatus("apply2", "c2", "status:\n  conditions:\n  - type: Synced\n    status: \"False\"\n    reason: Wait\n"),
+			applyStatus("apply3", "c2", "status:\n  conditions:\n  - type: Ready\n    status: \"False\"\n"),
+			applyStatus("apply4", "c1", "status:\n  phase: Ready\n"))},
+		{Name: "apply/status-on-main-resource", Area: a, Steps: withVCI(
+			apply("apply", "a", meta+labels+"spec:\n  description: D\nstatus:\n  phase: Ready\n", ""))},
+		{Name: "apply/status-missing-object", Area: a, Steps: []Step{setupProject(),
+			applyStatus("apply", "c1", "status:\n  phase: Ready\n")}},
 	}
 }
 

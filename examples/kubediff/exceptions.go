@@ -104,6 +104,15 @@ var exceptions = []Exception{
 		Reason: "kube refuses it for CRDs too, but ours are built-in kinds: support strategic merge patch for them",
 	},
 	{
+		ID: "apply-entry-time", Verdict: VerdictJustified, Case: re(`^apply/`),
+		Path: re(`\.managedFields\.[^.|]+\|Apply\|[^.]*\.time$`), Kube: re(`^<absent>$`), Ours: re(`time`),
+		Source: "spec (managedFields[] entry, time)",
+		Reason: "time | object (timestamp) | When the entry was added. Updated when a field is added, when the manager " +
+			"changes an owned value or when it removes a field. (A manager that applies a value already in place, sharing " +
+			"the field, gets an entry, so ours stamps it; kube-apiserver stamps no time when the object does not change, " +
+			"and the entry keeps none until that manager changes something)",
+	},
+	{
 		ID: "name-column-doc", Verdict: VerdictJustified, Path: re(`\.columnDefinitions\[0\]\.description$`),
 		Kube: re(`^"Name must be unique within a namespace`), Ours: re(`^"Unique within a namespace`),
 		Source: "spec (Common metadata object, name); README (Differences from kube-apiserver)",

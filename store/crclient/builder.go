@@ -271,6 +271,16 @@ func (b *ClientBuilder) BuildClient() (*Client, error) {
 		registry = jsonschema.NewRegistry()
 		opts.Validating = append(append([]store.ValidatingAdmitter(nil), opts.Validating...), jsonschema.NewAdmitter(registry))
 	}
+	if opts.FieldTypes == nil {
+		// Server-side apply and managedFields merge lists as the schemas say
+		// (x-kubernetes-list-type...): WithJSONSchema's and the store's own kinds'.
+		// Built-in kinds take client-go's types of kube-apiserver's OpenAPI.
+		if registry != nil {
+			opts.FieldTypes = newFieldTypes(registry, sch)
+		} else {
+			opts.FieldTypes = newFieldTypes(jsonschema.NewRegistry(), sch)
+		}
+	}
 	be := b.backend
 	if be == nil {
 		be = memdb.New(memdb.Options{})

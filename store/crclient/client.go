@@ -9,6 +9,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -212,10 +213,13 @@ func objcopy(o resource.Object) resource.Object {
 // Patch applies patch to the stored object obj names and fills obj with the result.
 func (c *Client) Patch(ctx context.Context, obj client.Object, patch client.Patch, opts ...client.PatchOption) error {
 	o := (&client.PatchOptions{}).ApplyOptions(opts)
-	return c.patch(ctx, obj, patch, writeOpts(o.DryRun, o.FieldManager), "")
+	return c.patch(ctx, obj, patch, applyOpts{dryRun: o.DryRun, manager: o.FieldManager, force: o.Force}, "")
 }
 
-func (c *Client) patch(ctx context.Context, obj client.Object, patch client.Patch, wo store.WriteOptions, sub string) error {
+// patch applies patch to obj's object (its status when sub is "status"). With
+// ApplyPatchType it is a server-side apply, whose field manager is required.
+func (c *Client) patch(ctx context.Context, obj client.Object, patch client.Patch, ao applyOpts, sub string) error {
+	wo := writeOpts(ao.dryRun, ao.manager)
 	k, err := c.kindOf(obj)
 	if err != nil {
 		return err
@@ -239,9 +243,15 @@ func (c *Client) patch(ctx context.Context, obj client.Object, patch client.Patc
 		return c.fromWrite(k, target, obj)
 	case types.StrategicMergePatchType:
 		return c.strategicPatch(ctx, k, obj, data, wo, sub)
-	case types.ApplyPatchType, types.ApplyCBORPatchType:
+	case types.ApplyPatchType:
+		out, err := c.applyData(ctx, k, obj.GetNamespace(), obj.GetName(), data, ao, sub)
+		if err != nil {
+			return err
+		}
+		return c.fromWrite(k, out, obj)
+	case types.ApplyCBORPatchType:
 		return toAPIError(resource.NewUnsupportedMediaType(string(patch.Type()) +
-			" (server-side apply is not supported by the store yet)"))
+			" (apply configurations in CBOR are not supported; controller-runtime sends JSON)"))
 	}
 	return toAPIError(resource.NewUnsupportedMediaType(string(patch.Type())))
 }
@@ -302,13 +312,6 @@ func (c *Client) strategicPatch(ctx context.Context, k *kind, obj client.Object,
 		}
 	}
 	return toAPIError(resource.NewConflict(k.info, obj.GetName(), resource.OptimisticLockMessage))
-}
-
-// Apply is server-side apply, which the store does not have yet: it answers 415
-// UnsupportedMediaType.
-func (c *Client) Apply(context.Context, runtime.ApplyConfiguration, ...client.ApplyOption) error {
-	return toAPIError(resource.NewUnsupportedMediaType(string(types.ApplyPatchType) +
-		" (server-side apply is not supported by the store yet)"))
 }
 
 func deleteOpts(o *metav1.DeleteOptions) store.DeleteOptions {
@@ -590,12 +593,31 @@ func (s *subResource) Patch(ctx context.Context, obj client.Object, patch client
 	if o.SubResourceBody != nil {
 		body = o.SubResourceBody
 	}
-	return s.c.patch(ctx, body, patch, writeOpts(o.DryRun, o.FieldManager), "status")
+	return s.c.patch(ctx, body, patch, applyOpts{dryRun: o.DryRun, manager: o.FieldManager, force: o.Force}, "status")
 }
 
-// Apply is server-side apply of the subresource, which the store does not have yet.
+// Apply is server-side apply of the status subresource (see [Client.Apply]): only
+// the status of the configuration is applied. The object must exist (404
+// otherwise, as kube-apiserver answers).
 func (s *subResource) Apply(ctx context.Context, obj runtime.ApplyConfiguration, opts ...client.SubResourceApplyOption) error {
-	return s.c.Apply(ctx, obj)
+	o := (&client.SubResourceApplyOptions{}).ApplyOpts(opts)
+	body := obj
+	if o.SubResourceBody != nil {
+		body = o.SubResourceBody
+	}
+	ao := applyOpts{dryRun: o.DryRun, manager: o.FieldManager, force: o.Force}
+	if s.name != "status" {
+		data, err := json.Marshal(body)
+		if err != nil {
+			return err
+		}
+		u := &unstructured.Unstructured{}
+		if err := u.UnmarshalJSON(data); err != nil {
+			return err
+		}
+		return s.notFound(u)
+	}
+	return s.c.applyConfiguration(ctx, obj, body, ao, "status")
 }
 
 // Watch watches the objects of list's item kind that opts select. With no

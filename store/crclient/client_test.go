@@ -273,7 +273,7 @@ func TestPatch(t *testing.T) {
 		{"optimistic lock on a stale version", stale,
 			client.MergeFromWithOptions(stale.DeepCopy(), client.MergeFromWithOptimisticLock{}), apierrors.IsConflict},
 		{"missing object", widget("ns", "gone", 0, ""), client.RawPatch(types.MergePatchType, []byte(`{}`)), apierrors.IsNotFound},
-		{"server-side apply", widget("ns", "w", 0, ""), client.RawPatch(types.ApplyPatchType, []byte(`{}`)), apierrors.IsUnsupportedMediaType},
+		{"server-side apply without field manager", widget("ns", "w", 0, ""), client.RawPatch(types.ApplyPatchType, []byte(`{}`)), apierrors.IsInvalid},
 		{"strategic merge on a custom resource", widget("ns", "w", 0, ""), client.RawPatch(types.StrategicMergePatchType, []byte(`{}`)), apierrors.IsUnsupportedMediaType},
 		{"malformed merge patch", widget("ns", "w", 0, ""), client.RawPatch(types.MergePatchType, []byte(`{`)), apierrors.IsBadRequest},
 		{"JSON patch test that fails", widget("ns", "w", 0, ""), client.RawPatch(types.JSONPatchType,

@@ -44,8 +44,19 @@
 //
 // # Limits
 //
-//   - Server-side apply (Apply, Patch with ApplyPatchType) answers 415: the store
-//     does not have it yet.
+//   - Server-side apply (Apply, Status().Apply, Patch with client.Apply or a raw
+//     ApplyPatchType body) is the store's [store.Store.Apply]: a field manager is
+//     required (422 otherwise), conflicts are 409 with FieldManagerConflict causes,
+//     client.ForceOwnership and client.DryRunAll work as against kube-apiserver.
+//     Lists merge as the kind's schema says: the JSON Schema's
+//     x-kubernetes-list-type for the store's own kinds and WithJSONSchema kinds,
+//     client-go's schema of kube-apiserver's OpenAPI for built-in kinds (a
+//     Deployment's containers merge by name). A custom resource without a schema
+//     merges objects field by field and every list atomically, as kube-apiserver
+//     does for a CRD whose schema declares no list type. A store given to
+//     WithStore, or options given to WithStoreOptions with FieldTypes set, keep
+//     their own FieldTypes instead. Apply configurations in CBOR
+//     (ApplyCBORPatchType) answer 415.
 //   - Strategic merge patch is for kinds with a Go type in the scheme from a
 //     Kubernetes API group; custom resources answer 415, as kube-apiserver does.
 //   - Field selectors other than metadata.name and metadata.namespace need an index

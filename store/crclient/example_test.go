@@ -8,6 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/management-service/mgmt/store/crclient"
@@ -78,4 +79,34 @@ func ExampleClient_Step() {
 	// Output:
 	// terminating: true
 	// gone after the grace period: true
+}
+
+// Server-side apply: each manager owns the fields it applies; another manager's
+// different value is a 409 Conflict naming the field, unless it forces.
+func ExampleClient_Apply() {
+	ctx := context.Background()
+	c, err := crclient.NewClientBuilder().BuildClient()
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer c.Close()
+	apply := func(manager, key, value string, opts ...client.ApplyOption) error {
+		cm := corev1ac.ConfigMap("settings", "default").WithData(map[string]string{key: value})
+		return c.Apply(ctx, cm, append(opts, client.FieldOwner(manager))...)
+	}
+	_ = apply("deployer", "replicas", "1")
+	_ = apply("tuner", "cache", "64Mi") // another key: no conflict
+	err = apply("tuner", "replicas", "3")
+	fmt.Println("conflict:", apierrors.IsConflict(err), err.(apierrors.APIStatus).Status().Details.Causes[0].Field)
+	// tuner's configuration is now replicas alone: cache, which only tuner
+	// applied, is removed.
+	_ = apply("tuner", "replicas", "3", client.ForceOwnership)
+
+	var cm corev1.ConfigMap
+	_ = c.Get(ctx, client.ObjectKey{Namespace: "default", Name: "settings"}, &cm)
+	fmt.Println(cm.Data)
+	// Output:
+	// conflict: true .data.replicas
+	// map[replicas:3]
 }
