@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sync"
 
 	"github.com/santhosh-tekuri/jsonschema/v5"
 
@@ -19,6 +20,19 @@ type Validator struct {
 	docs   map[string]any // the parsed schema documents, for error messages
 	source []byte
 	root   string // the URL of the kind's document in docs
+
+	fastOnce sync.Once
+	fast     *fastNode // nil: no fast path (see fast.go)
+}
+
+// fastPath returns the validator's fast path, compiled on first use, or nil.
+func (v *Validator) fastPath() *fastNode {
+	v.fastOnce.Do(func() {
+		if n, err := compileFast(v.schema); err == nil {
+			v.fast = n
+		}
+	})
+	return v.fast
 }
 
 // GroupVersionKind returns the kind the validator checks.
@@ -82,6 +96,12 @@ func (v *Validator) validate(data []byte, info *resource.KindInfo) (err error) {
 	}
 	if _, ok := obj["kind"]; !ok {
 		obj["kind"] = v.gvk.Kind
+	}
+	if f := v.fastPath(); f != nil {
+		var run fastRun
+		if f.valid(&run, obj, 0) && !run.aborted {
+			return nil
+		}
 	}
 	err = v.schema.Validate(obj)
 	if err == nil {
