@@ -69,7 +69,7 @@ type fastNode struct {
 	minLen, maxLen int
 	pattern        func(string) bool
 
-	numeric                           bool // a number keyword is set
+	numeric                               bool // a number keyword is set
 	minimum, maximum, exMin, exMax, mulOf *big.Rat
 
 	ref, not, ifNode, thenNode, elseNode *fastNode

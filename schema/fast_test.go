@@ -227,4 +227,3 @@ func FuzzFastValidate(f *testing.F) {
 		checkFast(t, validators[int(k)%len(validators)], data)
 	})
 }
-
