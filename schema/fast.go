@@ -246,6 +246,9 @@ func matcherFor(re *regexp.Regexp) func(string) bool {
 	if lit, complete := re.LiteralPrefix(); complete {
 		return func(s string) bool { return strings.Contains(s, lit) }
 	}
+	if m := knownPattern(re.String()); m != nil {
+		return m
+	}
 	return re.MatchString
 }
 
