@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/big"
 	"regexp"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -268,6 +269,9 @@ func jsonTypeBits(v any) uint8 {
 	case bool:
 		return typeBoolean
 	case json.Number:
+		if _, ok := plainInt(v); ok {
+			return typeNumber | typeInteger
+		}
 		if r, ok := new(big.Rat).SetString(string(v)); ok && r.IsInt() {
 			return typeNumber | typeInteger
 		}
@@ -498,7 +502,56 @@ func (n *fastNode) validArray(r *fastRun, v []any) bool {
 	return true
 }
 
+// plainInt returns the value of a number written as an integer that fits in an
+// int64 (no fraction, no exponent).
+func plainInt(v json.Number) (int64, bool) {
+	s := string(v)
+	if s == "" || strings.ContainsAny(s, ".eE") {
+		return 0, false
+	}
+	i, err := strconv.ParseInt(s, 10, 64)
+	return i, err == nil
+}
+
+// int64Bound returns r as an int64 when it is an integer that fits.
+func int64Bound(r *big.Rat) (int64, bool) {
+	if r == nil || !r.IsInt() || !r.Num().IsInt64() {
+		return 0, false
+	}
+	return r.Num().Int64(), true
+}
+
+// validIntNumber is validNumber for a plain integer i, when every bound is an int64
+// (else it reports false for decided).
+func (n *fastNode) validIntNumber(i int64) (valid, decided bool) {
+	if n.mulOf != nil {
+		return false, false
+	}
+	check := func(r *big.Rat, ok func(b int64) bool) bool {
+		if r == nil {
+			return true
+		}
+		b, fits := int64Bound(r)
+		if !fits {
+			decided = false
+			return true
+		}
+		return ok(b)
+	}
+	decided = true
+	valid = check(n.minimum, func(b int64) bool { return i >= b }) &&
+		check(n.exMin, func(b int64) bool { return i > b }) &&
+		check(n.maximum, func(b int64) bool { return i <= b }) &&
+		check(n.exMax, func(b int64) bool { return i < b })
+	return valid && decided, decided
+}
+
 func (n *fastNode) validNumber(v json.Number) bool {
+	if i, ok := plainInt(v); ok {
+		if valid, decided := n.validIntNumber(i); decided {
+			return valid
+		}
+	}
 	num, ok := new(big.Rat).SetString(string(v))
 	if !ok {
 		return false // the library would compare a nil number: let it answer

@@ -1,5 +1,7 @@
 package schema
 
+import "strings"
+
 // Hand-written matchers for the patterns of the built-in schemas that every object
 // meets once per label or annotation: the regexp package takes about a microsecond
 // per match there, and an object may carry tens of thousands of labels. Each
@@ -12,6 +14,10 @@ const (
 	labelValuePattern    = `^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$`
 	dnsSubdomainPattern  = `^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
 	dnsLabelPattern      = `^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`
+	namespacePattern     = `^([a-z0-9]([-a-z0-9]*[a-z0-9])?)?$`
+	apiVersionPattern    = `^([^/]*/)?[^/]+$`
+	fieldsKeyPattern     = `^(\.$|[fkvi]:)`
+	digitsPattern        = `^[0-9]{1,20}$`
 )
 
 // knownPattern returns the hand-written matcher of pattern, or nil.
@@ -25,6 +31,32 @@ func knownPattern(pattern string) func(string) bool {
 		return lowerSubdomain
 	case dnsLabelPattern:
 		return lowerLabel
+	case namespacePattern:
+		return func(s string) bool { return s == "" || lowerLabel(s) }
+	case apiVersionPattern:
+		return func(s string) bool {
+			i := strings.IndexByte(s, '/')
+			if i >= 0 {
+				s = s[i+1:]
+			}
+			return s != "" && strings.IndexByte(s, '/') < 0
+		}
+	case fieldsKeyPattern:
+		return func(s string) bool {
+			return s == "." || len(s) >= 2 && s[1] == ':' && (s[0] == 'f' || s[0] == 'k' || s[0] == 'v' || s[0] == 'i')
+		}
+	case digitsPattern:
+		return func(s string) bool {
+			if s == "" || len(s) > 20 {
+				return false
+			}
+			for i := 0; i < len(s); i++ {
+				if s[i] < '0' || s[i] > '9' {
+					return false
+				}
+			}
+			return true
+		}
 	}
 	return nil
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/management-service/mgmt/schema"
 	"github.com/management-service/mgmt/store"
 	"github.com/management-service/mgmt/store/memdb"
+	"github.com/management-service/mgmt/store/storetest"
 )
 
 // benchStore opens a store on memdb for a write benchmark. With admitted, it runs
@@ -124,6 +125,23 @@ func BenchmarkLabels(b *testing.B) {
 					}
 				}
 			})
+		}
+	}
+}
+
+// BenchmarkCreateAdmitted creates the ~1 KB objects of the store benchmarks with
+// examples/server's admission (see benchStore), for the share of JSON Schema
+// validation in a create.
+func BenchmarkCreateAdmitted(b *testing.B) {
+	s := benchStore(b, nil, true)
+	ctx := context.Background()
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		b.StopTimer()
+		o := storetest.BenchInstance(i)
+		b.StartTimer()
+		if err := s.Create(ctx, o, store.CreateOptions{}); err != nil {
+			require.NoError(b, err)
 		}
 	}
 }
