@@ -83,9 +83,11 @@ func (v *Validator) validate(data []byte, info *resource.KindInfo) (err error) {
 				fmt.Sprintf("nesting depth exceeds the limit of %d", MaxDepth)),
 		})
 	}
-	doc, err := decodeJSON(data)
-	if err != nil {
-		return resource.NewBadRequest(fmt.Sprintf("%s: %v", v.gvk.Kind, err))
+	doc, ok := decodeFast(data)
+	if !ok {
+		if doc, err = decodeJSON(data); err != nil {
+			return resource.NewBadRequest(fmt.Sprintf("%s: %v", v.gvk.Kind, err))
+		}
 	}
 	obj, ok := doc.(map[string]any)
 	if !ok {
