@@ -55,7 +55,12 @@ func (v *Validator) Validate(obj resource.Object) error {
 }
 
 func (v *Validator) validateObject(obj resource.Object, info *resource.KindInfo) error {
-	data, err := json.Marshal(obj)
+	return v.validateEncoded(func() ([]byte, error) { return json.Marshal(obj) }, info)
+}
+
+// validateEncoded validates the object encode encodes (json.Marshal's encoding).
+func (v *Validator) validateEncoded(encode func() ([]byte, error), info *resource.KindInfo) error {
+	data, err := encode()
 	if err != nil {
 		return resource.NewBadRequest(fmt.Sprintf("%s: the object cannot be encoded as JSON: %v", v.gvk.Kind, err)).WithCause(err)
 	}
