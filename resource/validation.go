@@ -210,12 +210,12 @@ func ValidateGenerateName(prefix string, fldPath Path) ErrorList {
 func qualifiedNameErrors(s string) []string {
 	var msgs []string
 	name := s
-	parts := strings.Split(s, "/")
-	switch len(parts) {
+	switch strings.Count(s, "/") {
+	case 0:
 	case 1:
-	case 2:
-		var prefix string
-		prefix, name = parts[0], parts[1]
+		i := strings.IndexByte(s, '/')
+		prefix := s[:i]
+		name = s[i+1:]
 		if prefix == "" {
 			msgs = append(msgs, "prefix part must be non-empty")
 		} else {
@@ -286,6 +286,16 @@ func sortedKeys(m map[string]string) []string {
 // ValidateLabels checks every key and value of a label map. Errors are at fldPath
 // (usually metadata.labels), in key order.
 func ValidateLabels(labels map[string]string, fldPath Path) ErrorList {
+	valid := true
+	for k, v := range labels { // in map order: only the errors need key order
+		if len(qualifiedNameErrors(k)) > 0 || len(labelValueErrors(v)) > 0 {
+			valid = false
+			break
+		}
+	}
+	if valid {
+		return nil
+	}
 	var errs ErrorList
 	for _, k := range sortedKeys(labels) {
 		errs = append(errs, ValidateLabelKey(k, fldPath)...)
@@ -298,8 +308,18 @@ func ValidateLabels(labels map[string]string, fldPath Path) ErrorList {
 // them, and that all keys and values together hold at most
 // [MaxAnnotationsTotalBytes] bytes (FieldValueTooLong). Values are free-form.
 func ValidateAnnotations(a map[string]string, fldPath Path) ErrorList {
+	valid, total := true, 0
+	for k, v := range a { // in map order: only the errors need key order
+		total += len(k) + len(v)
+		if valid && len(qualifiedNameErrors(strings.ToLower(k))) > 0 {
+			valid = false
+		}
+	}
+	if valid && total <= MaxAnnotationsTotalBytes {
+		return nil
+	}
 	var errs ErrorList
-	total := 0
+	total = 0
 	for _, k := range sortedKeys(a) {
 		total += len(k) + len(a[k])
 		for _, m := range qualifiedNameErrors(strings.ToLower(k)) {

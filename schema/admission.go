@@ -51,5 +51,5 @@ func (a *Admitter) Validate(ctx context.Context, req *store.AdmissionRequest) er
 	if info == nil {
 		info = v.info
 	}
-	return v.validateObject(req.Object, info)
+	return v.validateEncoded(req.ObjectJSON, info)
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sync"
 
 	"github.com/santhosh-tekuri/jsonschema/v5"
 
@@ -19,6 +20,19 @@ type Validator struct {
 	docs   map[string]any // the parsed schema documents, for error messages
 	source []byte
 	root   string // the URL of the kind's document in docs
+
+	fastOnce sync.Once
+	fast     *fastNode // nil: no fast path (see fast.go)
+}
+
+// fastPath returns the validator's fast path, compiled on first use, or nil.
+func (v *Validator) fastPath() *fastNode {
+	v.fastOnce.Do(func() {
+		if n, err := compileFast(v.schema); err == nil {
+			v.fast = n
+		}
+	})
+	return v.fast
 }
 
 // GroupVersionKind returns the kind the validator checks.
@@ -41,7 +55,12 @@ func (v *Validator) Validate(obj resource.Object) error {
 }
 
 func (v *Validator) validateObject(obj resource.Object, info *resource.KindInfo) error {
-	data, err := json.Marshal(obj)
+	return v.validateEncoded(func() ([]byte, error) { return json.Marshal(obj) }, info)
+}
+
+// validateEncoded validates the object encode encodes (json.Marshal's encoding).
+func (v *Validator) validateEncoded(encode func() ([]byte, error), info *resource.KindInfo) error {
+	data, err := encode()
 	if err != nil {
 		return resource.NewBadRequest(fmt.Sprintf("%s: the object cannot be encoded as JSON: %v", v.gvk.Kind, err)).WithCause(err)
 	}
@@ -69,9 +88,11 @@ func (v *Validator) validate(data []byte, info *resource.KindInfo) (err error) {
 				fmt.Sprintf("nesting depth exceeds the limit of %d", MaxDepth)),
 		})
 	}
-	doc, err := decodeJSON(data)
-	if err != nil {
-		return resource.NewBadRequest(fmt.Sprintf("%s: %v", v.gvk.Kind, err))
+	doc, ok := decodeFast(data)
+	if !ok {
+		if doc, err = decodeJSON(data); err != nil {
+			return resource.NewBadRequest(fmt.Sprintf("%s: %v", v.gvk.Kind, err))
+		}
 	}
 	obj, ok := doc.(map[string]any)
 	if !ok {
@@ -82,6 +103,12 @@ func (v *Validator) validate(data []byte, info *resource.KindInfo) (err error) {
 	}
 	if _, ok := obj["kind"]; !ok {
 		obj["kind"] = v.gvk.Kind
+	}
+	if f := v.fastPath(); f != nil {
+		var run fastRun
+		if f.valid(&run, obj, 0) && !run.aborted {
+			return nil
+		}
 	}
 	err = v.schema.Validate(obj)
 	if err == nil {

@@ -2,8 +2,10 @@ package store
 
 import (
 	"context"
+	"encoding/json"
 
 	"github.com/management-service/mgmt/resource"
+	"github.com/management-service/mgmt/store/internal/objcodec"
 )
 
 // Operation is the kind of write an admission hook is asked about.
@@ -54,6 +56,19 @@ type AdmissionRequest struct {
 	// (Tx.Create, Tx.Update, Tx.Delete); those writes commit with the request's, or
 	// not at all. The Tx must not be kept after the hook returns.
 	Tx *Tx
+}
+
+// ObjectJSON returns json.Marshal's encoding of r.Object, written by the store's
+// compiled encoder where it covers the object's type (the same bytes, several times
+// faster), for a hook that validates the object as JSON.
+func (r *AdmissionRequest) ObjectJSON() ([]byte, error) {
+	if r.Object == nil {
+		return []byte("null"), nil
+	}
+	if b, ok := objcodec.Encode(r.Object); ok {
+		return b, nil
+	}
+	return json.Marshal(r.Object)
 }
 
 // MutatingAdmitter may change the object of a write before it is validated. Mutating

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -17,6 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 
 	"github.com/management-service/mgmt/resource"
+	"github.com/management-service/mgmt/resource/jsonscan"
 )
 
 // kindOf returns the kind of obj, an object (not a list).
@@ -65,7 +67,9 @@ func (c *Client) toStore(k *kind, obj runtime.Object) (resource.Object, error) {
 	}
 	out := k.info.New()
 	if r, ok := out.(*resource.RawObject); ok {
-		err = r.UnmarshalJSON(data) // json.Unmarshal would check data once more first
+		if meta == nil || !splitMembers(r, data) {
+			err = r.UnmarshalJSON(data) // json.Unmarshal would check data once more first
+		}
 	} else {
 		err = json.Unmarshal(data, out)
 	}
@@ -78,6 +82,46 @@ func (c *Client) toStore(k *kind, obj runtime.Object) (resource.Object, error) {
 	tm := out.GetTypeMeta()
 	tm.Kind, tm.APIVersion = k.info.Kind, k.info.APIVersion()
 	return out, nil
+}
+
+// splitMembers fills r, a new generic object, with the members of data, json.Marshal's
+// encoding of a typed object whose metadata was left empty (it is converted on its
+// own): what r.UnmarshalJSON would give, without checking and copying data again
+// (json.Marshal's output is valid and compact, and data is the caller's own). It
+// reports false, having changed nothing, when data is not as expected (an
+// apiVersion or kind that is no string, metadata that is not empty); the caller
+// then takes UnmarshalJSON, which answers as it always did.
+func splitMembers(r *resource.RawObject, data []byte) bool {
+	ok := true
+	isObject := jsonscan.EachMember(data, func(rawKey, v []byte) bool {
+		switch key := string(jsonscan.Unquote(rawKey)); key {
+		case "apiVersion", "kind":
+			ok = len(v) > 0 && v[0] == '"' // the caller sets both from the kind
+		case "metadata":
+			ok = string(v) == `{"creationTimestamp":null}` || string(v) == `{}`
+		case "status":
+		default:
+			ok = len(v) > 0
+		}
+		return ok
+	})
+	if !ok || !isObject {
+		return false
+	}
+	jsonscan.EachMember(data, func(rawKey, v []byte) bool {
+		switch key := string(jsonscan.Unquote(rawKey)); key {
+		case "apiVersion", "kind", "metadata":
+		case "status":
+			r.Status = v[:len(v):len(v)]
+		default:
+			if r.Fields == nil {
+				r.Fields = make(map[string]json.RawMessage, 4)
+			}
+			r.Fields[key] = v[:len(v):len(v)]
+		}
+		return true
+	})
+	return true
 }
 
 // fromStore fills the user's dst with src, an object a read returned (and the
@@ -118,7 +162,9 @@ func (c *Client) convert(k *kind, src resource.Object, dst runtime.Object, cache
 	}
 	var data []byte
 	var err error
-	if r, ok := src.(*resource.RawObject); ok {
+	if r, ok := src.(*resource.RawObject); ok && dstMeta != nil {
+		data = membersJSON(r) // the metadata is converted on its own
+	} else if ok {
 		data, err = r.MarshalJSON() // json.Marshal would check and compact it once more
 	} else {
 		data, err = json.Marshal(src)
@@ -137,6 +183,44 @@ func (c *Client) convert(k *kind, src resource.Object, dst runtime.Object, cache
 		c.conv.put(key, m.UID, m.ResourceVersion, dst)
 	}
 	return nil
+}
+
+// membersJSON is r.MarshalJSON without the metadata, which is empty: its
+// apiVersion and kind when set, the other members in key order, then its status.
+func membersJSON(r *resource.RawObject) []byte {
+	size := len(r.Status) + len(r.APIVersion) + len(r.Kind) + 48
+	keys := make([]string, 0, len(r.Fields))
+	for k, v := range r.Fields {
+		keys = append(keys, k)
+		size += len(k) + len(v) + 8
+	}
+	slices.Sort(keys)
+	b := make([]byte, 0, size)
+	b = append(b, '{')
+	member := func(key string, v []byte) {
+		if len(b) > 1 {
+			b = append(b, ',')
+		}
+		b = jsonscan.AppendQuote(b, []byte(key))
+		b = append(b, ':')
+		if len(v) == 0 {
+			v = []byte("null")
+		}
+		b = append(b, v...)
+	}
+	if r.APIVersion != "" {
+		member("apiVersion", jsonscan.AppendQuote(nil, []byte(r.APIVersion)))
+	}
+	if r.Kind != "" {
+		member("kind", jsonscan.AppendQuote(nil, []byte(r.Kind)))
+	}
+	for _, k := range keys {
+		member(k, r.Fields[k])
+	}
+	if len(r.Status) > 0 {
+		member("status", r.Status)
+	}
+	return append(b, '}')
 }
 
 // decodeInto replaces what dst holds with the JSON data.

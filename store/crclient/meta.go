@@ -44,6 +44,22 @@ func nilIfEmptyMap(m map[string]string) map[string]string {
 	return out
 }
 
+// sharedMap is m, or nil when it is empty (as omitempty drops it).
+func sharedMap(m map[string]string) map[string]string {
+	if len(m) == 0 {
+		return nil
+	}
+	return m
+}
+
+// sharedStrings is s, or nil when it is empty (as omitempty drops it).
+func sharedStrings(s []string) []string {
+	if len(s) == 0 {
+		return nil
+	}
+	return s
+}
+
 func nilIfEmptyStrings(s []string) []string {
 	if len(s) == 0 {
 		return nil
@@ -73,8 +89,10 @@ func toStoreMeta(m *metav1.ObjectMeta) resource.ObjectMeta {
 		Name: m.Name, GenerateName: m.GenerateName, Namespace: m.Namespace, UID: string(m.UID),
 		ResourceVersion: m.ResourceVersion, Generation: m.Generation,
 		DeletionGracePeriodSeconds: copyInt64(m.DeletionGracePeriodSeconds),
-		Labels:                     nilIfEmptyMap(m.Labels), Annotations: nilIfEmptyMap(m.Annotations),
-		Finalizers: nilIfEmptyStrings(m.Finalizers),
+		// The store changes nothing of what it is given (it copies before changing),
+		// so the maps and lists are shared, not copied.
+		Labels: sharedMap(m.Labels), Annotations: sharedMap(m.Annotations),
+		Finalizers: sharedStrings(m.Finalizers),
 	}
 	if !m.CreationTimestamp.IsZero() {
 		out.CreationTimestamp = resource.NewTime(m.CreationTimestamp.Time)

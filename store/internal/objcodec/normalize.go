@@ -43,7 +43,7 @@ var (
 // owner authorizer), which could.
 func Copy(k *resource.KindInfo, obj resource.Object, shallow bool) (resource.Object, error) {
 	if r, ok := obj.(*resource.RawObject); ok {
-		if out, ok := copyRaw(r); ok {
+		if out, ok := copyRaw(r, shallow); ok {
 			// A round trip decodes into k.New(), whose TypeMeta names the kind: it
 			// stays where the encoding had no apiVersion or kind.
 			if out.Kind == "" {

@@ -15,12 +15,16 @@ import (
 // and members already held as JSON. copyRaw and encodeRaw handle them without a
 // round trip through encoding/json.
 
-var objectMetaPtr = reflect.TypeFor[*resource.ObjectMeta]()
+var (
+	objectMetaPtr = reflect.TypeFor[*resource.ObjectMeta]()
+	rawObjectPtr  = reflect.TypeFor[*resource.RawObject]()
+)
 
 // copyRaw returns what a JSON round trip of r gives, or false when that takes the
 // round trip itself (a member not as json.Marshal writes it, a string that is not
-// valid UTF-8, metadata the normalizer does not fix).
-func copyRaw(r *resource.RawObject) (*resource.RawObject, bool) {
+// valid UTF-8, metadata the normalizer does not fix). With shallow, an r whose
+// metadata needs no normalizing is copied shallowly, as [Copy] says.
+func copyRaw(r *resource.RawObject, shallow bool) (*resource.RawObject, bool) {
 	if !rawMembersExact(r) {
 		return nil, false
 	}
@@ -28,9 +32,22 @@ func copyRaw(r *resource.RawObject) (*resource.RawObject, bool) {
 	if norm == nil {
 		return nil, false
 	}
-	out := r.DeepCopyResource().(*resource.RawObject)
-	if !norm(reflect.ValueOf(&out.ObjectMeta).Elem(), true) {
-		return nil, false
+	var out *resource.RawObject
+	if shallow && norm(reflect.ValueOf(&r.ObjectMeta).Elem(), false) {
+		cp := *r
+		out = &cp
+	} else {
+		out = r.DeepCopyResource().(*resource.RawObject)
+		if !norm(reflect.ValueOf(&out.ObjectMeta).Elem(), true) {
+			return nil, false
+		}
+	}
+	// A round trip leaves no empty status (omitempty) and no empty map of members.
+	if len(out.Status) == 0 {
+		out.Status = nil
+	}
+	if len(out.Fields) == 0 {
+		out.Fields = nil
 	}
 	return out, true
 }

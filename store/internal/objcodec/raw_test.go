@@ -27,6 +27,11 @@ func checkRaw(t *testing.T, r *resource.RawObject) {
 	}
 	require.NoError(t, err)
 	assert.Equal(t, want, got, "Copy differs from the round trip")
+	before := r.DeepCopyResource()
+	shallow, err := Copy(&rawKind, r, true)
+	require.NoError(t, err)
+	assert.Equal(t, want, shallow, "a shallow Copy differs from the round trip")
+	assert.Equal(t, before, r, "a shallow Copy changed its source")
 	for _, o := range []resource.Object{r, got} {
 		b, ok := Encode(o)
 		if !ok {
@@ -62,9 +67,11 @@ func TestRawObject_Copy_and_Encode_agree_with_encoding_json(t *testing.T) {
 			{"spec": json.RawMessage(`{`)},
 			{"status": json.RawMessage(`1`)},
 			{"\xff": json.RawMessage(`1`)},
+			{},
 		} {
 			checkRaw(t, &resource.RawObject{TypeMeta: resource.TypeMeta{Kind: "Widget", APIVersion: "example.com/v1"}, Fields: fields})
 		}
+		checkRaw(t, &resource.RawObject{TypeMeta: resource.TypeMeta{Kind: "Widget", APIVersion: "example.com/v1"}, Status: json.RawMessage{}})
 	})
 	t.Run("random metadata", func(t *testing.T) {
 		rnd := rand.New(rand.NewSource(23))

@@ -217,12 +217,19 @@ var jsonPlain = func() (t [256]bool) {
 // Spliceable reports whether SpliceMeta applies to the encodings of t.
 //
 // t, a pointer to a struct, must encode as a plain struct whose "metadata" is a
-// resource.ObjectMeta with managedFields last.
+// resource.ObjectMeta with managedFields last; or be *resource.RawObject, whose
+// encoding (its MarshalJSON, or Encode's) writes apiVersion, kind, then "metadata"
+// as json.Marshal writes a resource.ObjectMeta, before any other member.
 func Spliceable(t reflect.Type) bool {
 	if v, ok := spliceableTypes.Load(t); ok {
 		return v.(bool)
 	}
-	ok := spliceLayoutKnown && normalizerFor(t) != nil && hasMetadataField(t.Elem())
+	var ok bool
+	if t == rawObjectPtr {
+		ok = spliceLayoutKnown && normalizerFor(objectMetaPtr) != nil
+	} else {
+		ok = spliceLayoutKnown && normalizerFor(t) != nil && hasMetadataField(t.Elem())
+	}
 	spliceableTypes.Store(t, ok)
 	return ok
 }
