@@ -25,6 +25,7 @@ type config struct {
 	verbose   bool
 	list      bool
 	keep      bool
+	load      loadConfig
 }
 
 func main() {
@@ -53,6 +54,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.BoolVar(&c.verbose, "v", false, "print each request as it is sent (stderr)")
 	fs.BoolVar(&c.list, "list", false, "list the cases and exit")
 	fs.BoolVar(&c.keep, "keep", false, "keep the temporary directory (logs, etcd data, certificates)")
+	registerLoadFlags(fs, &c.load)
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
@@ -148,6 +150,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (int, err
 		if bin, err = buildOurs(ctx, root, dir); err != nil {
 			return 1, err
 		}
+	}
+	if c.load.enabled {
+		return runLoad(ctx, c.load, bin, dir, crds, stdout, progress)
 	}
 	start := time.Now()
 	kube, err := startKube(ctx, dir, crds, progress)
