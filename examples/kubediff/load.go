@@ -23,6 +23,7 @@ type loadConfig struct {
 	writers  int
 	drain    time.Duration
 	memdb    bool
+	only     string
 }
 
 // registerLoadFlags adds the -load flags to fs.
@@ -35,6 +36,7 @@ func registerLoadFlags(fs *flag.FlagSet, c *loadConfig) {
 	fs.IntVar(&c.watchers, "load-watchers", 100, "-load: watchers of the watch workload")
 	fs.IntVar(&c.writers, "load-writers", 16, "-load: writers (creates at full speed) of the watch workload")
 	fs.DurationVar(&c.drain, "load-drain", 5*time.Second, "-load: how long watchers may take after the last write before a missing event counts as lost")
+	fs.StringVar(&c.only, "load-only", "", "-load: run only the workloads whose name (\"GET c=16\", \"LIST 1,000 c=1\", \"watch\", ...) matches this regular expression; objects are always created and memory measured")
 	fs.BoolVar(&c.memdb, "load-memdb", false, "-load: also run our server in memory over plain HTTP")
 }
 

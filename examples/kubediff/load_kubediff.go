@@ -19,6 +19,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -41,6 +42,9 @@ type loadTarget struct {
 	base   string
 	client *http.Client
 	header http.Header
+	// watchHeaders, when set, authenticate the watchers in turn (several
+	// identities, see watchIdentities).
+	watchHeaders []http.Header
 	// rss reports the memory the server holds.
 	rss func() (int64, error)
 }
@@ -394,7 +398,11 @@ func (l *loadRun) watchRound(ctx context.Context, t *loadTarget, round int) (wat
 		if err != nil {
 			return res, err
 		}
-		for k, v := range t.header {
+		h := t.header
+		if len(t.watchHeaders) > 0 {
+			h = t.watchHeaders[(len(ws)+res.refused)%len(t.watchHeaders)]
+		}
+		for k, v := range h {
 			req.Header[k] = v
 		}
 		req.Header.Set("Accept", "application/json")
@@ -473,6 +481,35 @@ func (l *loadRun) watchRound(ctx context.Context, t *loadTarget, round int) (wat
 		res.max = lat[len(lat)-1]
 	}
 	return res, nil
+}
+
+// watchesPerIdentity is how many watches the load gives one identity of our server:
+// a caller may hold half of its 1,000 watches (store/httpapi DefaultMaxWatches,
+// MaxWatchesPerUser), and examples/server has no flag to raise either.
+const watchesPerIdentity = 450
+
+// watchIdentities makes enough access keys (each its own subject, scoped to reading
+// VirtualClusterInstances) for n watchers on our server, and returns their headers.
+func watchIdentities(ctx context.Context, t *loadTarget, n int) ([]http.Header, error) {
+	k := (n + watchesPerIdentity - 1) / watchesPerIdentity
+	if k <= 1 {
+		return nil, nil
+	}
+	var hs []http.Header
+	for i := range k {
+		b := make([]byte, 24)
+		if _, err := rand.Read(b); err != nil {
+			return nil, err
+		}
+		key := base64.RawURLEncoding.EncodeToString(b)
+		body := fmt.Sprintf(`{"apiVersion":"%s/%s","kind":"AccessKey","metadata":{"name":"load-watcher-%d"},"spec":{"subject":"load-watcher-%d","key":"%s","scope":{"rules":[{"verbs":["get","list","watch"],"resources":[{"group":"%s","resources":["virtualclusterinstances"]}]}]}}}`,
+			Group, Version, i, i, key, Group)
+		if _, err := t.expect(ctx, http.MethodPost, apiV1+"/accesskeys", "", body, http.StatusCreated); err != nil {
+			return nil, fmt.Errorf("%s: creating access key %d for the watchers: %w", t.name, i, err)
+		}
+		hs = append(hs, http.Header{"Authorization": {"Bearer " + key}})
+	}
+	return hs, nil
 }
 
 // procRSS reads the resident memory of a process.
@@ -601,6 +638,17 @@ func runLoad(ctx context.Context, lc loadConfig, bin, dir string, crds []map[str
 		defer stopM()
 		targets = append(targets, om)
 	}
+	only, err := regexp.Compile(lc.only)
+	if err != nil {
+		return 2, fmt.Errorf("-load-only: %w", err)
+	}
+	identities := 1
+	for _, t := range targets[1:] {
+		if t.watchHeaders, err = watchIdentities(ctx, t, lc.watchers); err != nil {
+			return 1, err
+		}
+		identities = max(identities, len(t.watchHeaders))
+	}
 	l := &loadRun{lc: lc, targets: targets, nsCount: lc.objects / lc.listSize, log: progress}
 	names := make([]string, len(targets))
 	for i, t := range targets {
@@ -645,6 +693,9 @@ func runLoad(ctx context.Context, lc loadConfig, bin, dir string, crds []map[str
 	}
 	for round := range lc.rounds {
 		for wi, w := range wls {
+			if !only.MatchString(fmt.Sprintf("%s c=%d", w.name, w.c)) {
+				continue
+			}
 			for _, ti := range order(round) {
 				t := targets[ti]
 				if ctx.Err() != nil {
@@ -665,6 +716,9 @@ func runLoad(ctx context.Context, lc loadConfig, bin, dir string, crds []map[str
 		}
 	}
 	for wi, w := range wls {
+		if !only.MatchString(fmt.Sprintf("%s c=%d", w.name, w.c)) {
+			continue
+		}
 		r := loadRow{Name: fmt.Sprintf("%s c=%d", w.name, w.c), Unit: "req/s", Higher: true, Note: notes[wi]}
 		if strings.HasPrefix(w.name, "LIST") {
 			r.Unit = "lists/s"
@@ -677,7 +731,11 @@ func runLoad(ctx context.Context, lc loadConfig, bin, dir string, crds []map[str
 
 	// Watch.
 	wres := make([][]watchResult, len(targets))
+	runWatch := only.MatchString("watch")
 	for round := range lc.rounds {
+		if !runWatch {
+			break
+		}
 		for _, ti := range order(round) {
 			t := targets[ti]
 			progress(fmt.Sprintf("round %d watch %s: %d watchers, %d writers", round+1, t.name, lc.watchers, lc.writers))
@@ -703,21 +761,23 @@ func runLoad(ctx context.Context, lc loadConfig, bin, dir string, crds []map[str
 	maxOf := func(xs []float64) float64 { return slices.Max(xs) }
 	ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 	wlabel := fmt.Sprintf("watch %dw/%dwr", lc.watchers, lc.writers)
-	rows = append(rows,
-		wrow(wlabel+" writes", "writes/s", func(w watchResult) float64 { return w.writeRate }, median),
-		wrow(wlabel+" events lost (max)", "events", func(w watchResult) float64 { return float64(w.lost) }, maxOf),
-		wrow(wlabel+" reordered (max)", "events", func(w watchResult) float64 { return float64(w.reordered) }, maxOf),
-		wrow(wlabel+" streams ended (max)", "watches", func(w watchResult) float64 { return float64(w.ended) }, maxOf),
-		wrow(wlabel+" refused (max)", "watches", func(w watchResult) float64 { return float64(w.refused) }, maxOf),
-		wrow(wlabel+" write→event p50", "ms", func(w watchResult) float64 { return ms(w.p50) }, median),
-		wrow(wlabel+" write→event p99", "ms", func(w watchResult) float64 { return ms(w.p99) }, median),
-		wrow(wlabel+" write→event max", "ms", func(w watchResult) float64 { return ms(w.max) }, maxOf),
-	)
-	for ti, t := range targets {
-		for _, w := range wres[ti] {
-			if w.refusedNote != "" {
-				rows[len(rows)-4].Note += t.name + ": " + w.refusedNote + "; "
-				break
+	if runWatch {
+		rows = append(rows,
+			wrow(wlabel+" writes", "writes/s", func(w watchResult) float64 { return w.writeRate }, median),
+			wrow(wlabel+" events lost (max)", "events", func(w watchResult) float64 { return float64(w.lost) }, maxOf),
+			wrow(wlabel+" reordered (max)", "events", func(w watchResult) float64 { return float64(w.reordered) }, maxOf),
+			wrow(wlabel+" streams ended (max)", "watches", func(w watchResult) float64 { return float64(w.ended) }, maxOf),
+			wrow(wlabel+" refused (max)", "watches", func(w watchResult) float64 { return float64(w.refused) }, maxOf),
+			wrow(wlabel+" write→event p50", "ms", func(w watchResult) float64 { return ms(w.p50) }, median),
+			wrow(wlabel+" write→event p99", "ms", func(w watchResult) float64 { return ms(w.p99) }, median),
+			wrow(wlabel+" write→event max", "ms", func(w watchResult) float64 { return ms(w.max) }, maxOf),
+		)
+		for ti, t := range targets {
+			for _, w := range wres[ti] {
+				if w.refusedNote != "" {
+					rows[len(rows)-4].Note += t.name + ": " + w.refusedNote + "; "
+					break
+				}
 			}
 		}
 	}
@@ -731,6 +791,9 @@ func runLoad(ctx context.Context, lc loadConfig, bin, dir string, crds []map[str
 	fmt.Fprintf(stdout, "kube: k8s.io/apiextensions-apiserver v0.37.2 on etcd, in this process, TLS, client certificate (system:masters), priority and fairness off\n")
 	fmt.Fprintf(stdout, "ours-badger-tls: examples/server --data-dir (badger), TLS; ours-mem-http: in memory, plain HTTP; both with --max-requests-inflight %d --max-mutating-requests-inflight %d so that the one admin key (per-caller share: half) is not throttled; watches: server default (%d, half per caller, no flag)\n",
 		loadMaxInflight, loadMaxMutatingInflight, 1000)
+	if identities > 1 {
+		fmt.Fprintf(stdout, "watch on ours: the watchers take turns among %d access keys (scoped to reading VirtualClusterInstances), since one caller may hold only half of the server's %d watches and no flag raises it; kube's use the one client certificate\n", identities, 1000)
+	}
 	fmt.Fprintf(stdout, "memory: ours = VmRSS of the server process; kube = VmRSS of this process (etcd + apiserver + the load generator) minus its VmRSS before etcd started (%.0f MiB)\n", float64(baseline)/(1<<20))
 	fmt.Fprintf(stdout, "watch: each writer creates objects one after another for %s; write→event = from sending the create to reading its event; lost = events not read %s after the last write\n\n", lc.duration, lc.drain)
 	if err := printLoadTable(stdout, names, rows); err != nil {
