@@ -521,8 +521,9 @@ func procRSS(pid string) (int64, error) {
 	return rssFromStatus(string(b))
 }
 
-// startOursLoad runs examples/server for the load run: on badger over TLS in
-// dataDir (tls true), or in memory over plain HTTP, with the admission bounds raised.
+// startOursLoad runs examples/server for the load run: on badger over TLS in a
+// directory under dir (onBadger), or in memory over plain HTTP, with the admission
+// bounds raised; it returns the target and the function that stops the server.
 func startOursLoad(ctx context.Context, bin, dir, name string, onBadger bool) (*loadTarget, func(), error) {
 	b := make([]byte, 32)
 	if _, err := rand.Read(b); err != nil {
