@@ -290,15 +290,21 @@ func (w *projectWorker) write(ctx context.Context, seen *resource.Project, left 
 		if p.UID != seen.UID || !p.HasFinalizer(FinalizerProjectInstances) {
 			return nil
 		}
-		changed := setConditions(&p.Status.Conditions, conds, w.s.Clock().Now())
+		// Project has a status subresource: the conditions are written through it,
+		// the finalizer through the main resource, both in this transaction.
+		if setConditions(&p.Status.Conditions, conds, w.s.Clock().Now()) {
+			if err := tx.UpdateStatus(p, store.UpdateOptions{WriteOptions: wopts}); err != nil {
+				return err
+			}
+			if err := tx.Get("", seen.Name, p); err != nil {
+				return err
+			}
+		}
 		if len(left) == 0 {
 			p.RemoveFinalizer(FinalizerProjectInstances)
-			changed = true
+			return tx.Update(p, store.UpdateOptions{WriteOptions: wopts})
 		}
-		if !changed {
-			return nil
-		}
-		return tx.Update(p, store.UpdateOptions{WriteOptions: wopts})
+		return nil
 	})
 }
 

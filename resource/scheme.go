@@ -305,7 +305,7 @@ func builtinKinds() []KindInfo {
 			NewList: func() ObjectList { return &ProjectMigrateVirtualClusterInstanceList{} },
 		},
 		{
-			Group: Group, Version: Version, Kind: KindProject, Resource: "projects",
+			Group: Group, Version: Version, Kind: KindProject, Resource: "projects", HasStatus: true,
 			New:     func() Object { return &Project{} },
 			NewList: func() ObjectList { return &ProjectList{} },
 		},

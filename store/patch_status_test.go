@@ -59,8 +59,8 @@ func TestPatch_status(t *testing.T) {
 		assert.Equal(t, "D2", out.Spec.DisplayName)
 	})
 	t.Run("a kind without status", func(t *testing.T) {
-		require.NoError(t, s.Create(ctx, &resource.Project{ObjectMeta: resource.ObjectMeta{Name: "a"}}, store.CreateOptions{}))
-		err := s.Patch(ctx, &resource.Project{ObjectMeta: resource.ObjectMeta{Name: "a"}}, store.PatchTypeMerge, []byte(`{}`),
+		require.NoError(t, s.Create(ctx, &resource.AccessKey{ObjectMeta: resource.ObjectMeta{Name: "k"}}, store.CreateOptions{}))
+		err := s.Patch(ctx, &resource.AccessKey{ObjectMeta: resource.ObjectMeta{Name: "k"}}, store.PatchTypeMerge, []byte(`{}`),
 			store.PatchOptions{Subresource: "status"})
 		assert.Equal(t, resource.ReasonNotFound, resource.ReasonOf(err), "%v", err)
 		err = s.Patch(ctx, vci("p-a", "dev"), store.PatchTypeMerge, []byte(`{}`), store.PatchOptions{Subresource: "scale"})

@@ -53,13 +53,6 @@ var exceptions = []Exception{
 		Reason: "deleting a project deletes its instances first, like a Kubernetes namespace (a finalizer of ours)",
 	},
 	{
-		ID: "project-no-status", Verdict: VerdictJustified, Case: re(`^1-status/(project|discovery-project)$`),
-		Source: "migrate/projectdelete.go (the project worker); decisions.md §1 (kinds table)",
-		Reason: "finish writes p's status from what is left, and removes the finalizer when nothing is, in one transaction " +
-			"on the project as it is then (so a Project's status is written through the main resource, which has no status " +
-			"subresource; Project | projects | cluster | create/get/list/update/patch/delete/watch)",
-	},
-	{
 		ID: "graceful-deletion", Verdict: VerdictJustified, Case: re(`^core/delete-grace-period$`),
 		Source: "decisions.md §2; issue 21 (must hold 1)",
 		Reason: "Deletion: with finalizers, or with a grace period > 0, delete only marks (`deletionTimestamp`, `deletionGracePeriodSeconds`) ... graceful deletion with a grace period for every kind",

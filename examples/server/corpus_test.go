@@ -139,7 +139,7 @@ i: &i [*h,*h,*h,*h,*h,*h,*h,*h,*h]
 		{"get of the migrate subresource", req{method: "GET", path: gv + "/projects/b/migratevirtualclusterinstance"}, 405},
 		{"watch of access keys", req{method: "GET", path: gv + "/accesskeys?watch=1"}, 405},
 		{"delete of a status", req{method: "DELETE", path: vcis + "/dev/status"}, 405},
-		{"patch of a project's status (projects have no status subresource)", req{method: "PATCH", path: projects + "/a/status", body: []byte(`{}`),
+		{"patch of an access key's status (access keys have no status subresource)", req{method: "PATCH", path: gv + "/accesskeys/a/status", body: []byte(`{}`),
 			headers: map[string]string{"Content-Type": "application/merge-patch+json"}}, 404},
 		{"create of a namespaced kind without a namespace", req{method: "POST", path: gv + "/virtualclusterinstances", body: []byte(`{}`)}, 405},
 		// Options.

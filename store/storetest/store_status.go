@@ -41,9 +41,9 @@ func statusDryRunCases() []storeCase {
 			assert.EqualValues(t, 1, v.Generation)
 		}},
 		{name: "row54 a status write to a kind without status is 404", run: func(t *testing.T, h *Harness) {
-			p := Project("a")
-			h.MustCreate(p)
-			RequireReason(t, h.S.UpdateStatus(h.Ctx, p, store.UpdateOptions{}), resource.ReasonNotFound)
+			k := &resource.AccessKey{ObjectMeta: resource.ObjectMeta{Name: "k"}}
+			h.MustCreate(k)
+			RequireReason(t, h.S.UpdateStatus(h.Ctx, k, store.UpdateOptions{}), resource.ReasonNotFound)
 		}},
 		{name: "row55 dry-run create runs everything and stores nothing", run: func(t *testing.T, h *Harness) {
 			w, err := h.S.Watch(h.Ctx, Project(""), store.WatchOptions{ResourceVersion: formatRevision(h.Revision())})
