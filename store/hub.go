@@ -312,6 +312,7 @@ func (h *watchHub) lost(q int64) (bool, <-chan struct{}) {
 // events of revision last under the watch's prefix it has looked at, count of them.
 type hubCursor struct {
 	q     int64
+	start int64 // the revision the watch started from: a bookmark is of a later one, as in kube
 	floor int64 // events of a revision up to floor were sent before (or precede the watch)
 	last  int64
 	count int
@@ -391,7 +392,9 @@ func (s *Store) followHub(ctx context.Context, out *watchSink, h *watchHub, c *h
 		if len(buf) > 0 {
 			continue
 		}
-		if opts.AllowBookmarks && r.progress >= max(c.floor, c.last, c.sent) && s.bookmarkDue(ctx, c) {
+		// kube-apiserver sends a watch only bookmarks of revisions after the one it
+		// started from: an idle store sends none.
+		if opts.AllowBookmarks && r.progress > c.start && r.progress >= max(c.floor, c.last, c.sent) && s.bookmarkDue(ctx, c) {
 			c.bm, c.bmAt = s.clock.Now(), time.Now()
 			if !send(Event{Type: Bookmark, Object: bookmarkObject(k, r.progress)}) {
 				return hubDone

@@ -431,6 +431,33 @@ func TestWatchHub_a_watch_from_before_the_ring_catches_up_and_joins(t *testing.T
 // revision.
 func TestWatchHub_a_bookmark_comes_before_the_deadline(t *testing.T) {
 	s, b := newTestStore(t, Options{BookmarkInterval: time.Hour})
+	for _, name := range []string{"a", "b"} {
+		require.NoError(t, s.Create(t.Context(), &resource.Project{ObjectMeta: resource.ObjectMeta{Name: name}}, CreateOptions{}))
+	}
+	rev, err := b.Revision(t.Context())
+	require.NoError(t, err)
+	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Second)
+	defer cancel()
+	// From just before the create: a bookmark is only ever of a revision after the
+	// watch's start, as in kube-apiserver.
+	w, err := s.Watch(ctx, &resource.Project{}, WatchOptions{ResourceVersion: fmt.Sprint(rev - 1), AllowBookmarks: true})
+	require.NoError(t, err)
+	defer w.Stop()
+	var got []Event
+	for ev := range w.ResultChan() {
+		got = append(got, ev)
+	}
+	require.Len(t, got, 2, "the create, one bookmark, then the end")
+	assert.Equal(t, Added, got[0].Type)
+	assert.Equal(t, Bookmark, got[1].Type)
+	assert.Equal(t, fmt.Sprint(rev), got[1].Object.GetObjectMeta().ResourceVersion)
+}
+
+// TestWatchHub_an_idle_watch_gets_no_bookmark checks kube-apiserver's rule that a
+// watch gets bookmarks only of revisions after the one it started from: on an idle
+// store it gets none, not even before its deadline.
+func TestWatchHub_an_idle_watch_gets_no_bookmark(t *testing.T) {
+	s, b := newTestStore(t, Options{BookmarkInterval: 100 * time.Millisecond})
 	require.NoError(t, s.Create(t.Context(), &resource.Project{ObjectMeta: resource.ObjectMeta{Name: "a"}}, CreateOptions{}))
 	rev, err := b.Revision(t.Context())
 	require.NoError(t, err)
@@ -443,9 +470,7 @@ func TestWatchHub_a_bookmark_comes_before_the_deadline(t *testing.T) {
 	for ev := range w.ResultChan() {
 		got = append(got, ev)
 	}
-	require.Len(t, got, 1, "one bookmark, then the end")
-	assert.Equal(t, Bookmark, got[0].Type)
-	assert.Equal(t, fmt.Sprint(rev), got[0].Object.GetObjectMeta().ResourceVersion)
+	assert.Empty(t, got)
 }
 
 // TestWatchHub_keeps_its_events_within_a_byte_budget checks that large events leave

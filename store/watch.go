@@ -230,7 +230,7 @@ func (s *Store) runWatch(ctx context.Context, out *watchSink, st *watchStart) {
 		}
 		return
 	}
-	c := hubCursor{q: st.q, floor: ws.from, last: ws.from, sent: ws.from, bm: s.clock.Now(), bmAt: time.Now()}
+	c := hubCursor{q: st.q, start: ws.from, floor: ws.from, last: ws.from, sent: ws.from, bm: s.clock.Now(), bmAt: time.Now()}
 	for {
 		if bw != nil {
 			if h, c.q = s.followBackend(ctx, out, bw, ws, &c); h == nil {
@@ -338,7 +338,7 @@ func (s *Store) followBackend(ctx context.Context, out *watchSink, bw backend.Wa
 					}
 				}
 			}
-			if opts.AllowBookmarks && be.Revision >= max(c.sent, c.floor) && s.bookmarkDue(ctx, c) {
+			if opts.AllowBookmarks && be.Revision > c.start && be.Revision >= max(c.sent, c.floor) && s.bookmarkDue(ctx, c) {
 				c.bm, c.bmAt = s.clock.Now(), time.Now()
 				if !send(Event{Type: Bookmark, Object: bookmarkObject(k, be.Revision)}) {
 					return nil, 0
