@@ -65,8 +65,9 @@ func isLowerAlnum(c byte) bool { return c >= 'a' && c <= 'z' || c >= '0' && c <=
 
 func isAlnum(c byte) bool { return isLowerAlnum(c) || c >= 'A' && c <= 'Z' }
 
-// isDNS1123Label reports whether s matches [a-z0-9]([-a-z0-9]*[a-z0-9])? (no length check).
-func isDNS1123Label(s string) bool {
+// IsDNS1123Label reports whether s matches [a-z0-9]([-a-z0-9]*[a-z0-9])?, a DNS-1123
+// label without its length limit (63), which callers check where it applies.
+func IsDNS1123Label(s string) bool {
 	if s == "" || !isLowerAlnum(s[0]) || !isLowerAlnum(s[len(s)-1]) {
 		return false
 	}
@@ -78,21 +79,24 @@ func isDNS1123Label(s string) bool {
 	return true
 }
 
-// isDNS1123Subdomain reports whether s is dot-separated DNS-1123 labels (no length check).
-func isDNS1123Subdomain(s string) bool {
+// IsDNS1123Subdomain reports whether s is dot-separated DNS-1123 labels, without the
+// length limit of a subdomain (253), which callers check where it applies.
+func IsDNS1123Subdomain(s string) bool {
 	if s == "" {
 		return false
 	}
 	for _, label := range strings.Split(s, ".") {
-		if !isDNS1123Label(label) {
+		if !IsDNS1123Label(label) {
 			return false
 		}
 	}
 	return true
 }
 
-// isQualifiedNamePart reports whether s matches ([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9].
-func isQualifiedNamePart(s string) bool {
+// IsQualifiedNamePart reports whether s matches ([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9],
+// the name part of a qualified name (a label key) or a label value, without a length
+// limit.
+func IsQualifiedNamePart(s string) bool {
 	if s == "" || !isAlnum(s[0]) || !isAlnum(s[len(s)-1]) {
 		return false
 	}
@@ -110,7 +114,7 @@ func dns1123SubdomainErrors(s string) []string {
 	if len(s) > MaxNameLength {
 		msgs = append(msgs, fmt.Sprintf("must be no more than %d characters", MaxNameLength))
 	}
-	if !isDNS1123Subdomain(s) {
+	if !IsDNS1123Subdomain(s) {
 		msgs = append(msgs, dns1123SubdomainMsg)
 	}
 	return msgs
@@ -174,7 +178,7 @@ func ValidateNamespaceName(ns string, fldPath Path) ErrorList {
 	if len(ns) > MaxNamespaceLength {
 		msgs = append(msgs, fmt.Sprintf("must be no more than %d characters", MaxNamespaceLength))
 	}
-	if !isDNS1123Label(ns) {
+	if !IsDNS1123Label(ns) {
 		msgs = append(msgs, dns1123LabelMsg)
 	}
 	return invalidAll(fldPath, ns, msgs)
@@ -196,7 +200,7 @@ func ValidateGenerateName(prefix string, fldPath Path) ErrorList {
 	}
 	msgs := pathSegmentErrors(prefix, true)
 	msgs = append(msgs, dns1123SubdomainErrors(masked)...)
-	if len(msgs) == 0 && !isDNS1123Subdomain(prefix+"a") {
+	if len(msgs) == 0 && !IsDNS1123Subdomain(prefix+"a") {
 		// e.g. "a.-": the masked form "a.a" passes, but every generated name
 		// ("a.-x2b4z") would not.
 		msgs = append(msgs, "names generated from this prefix would not be valid: "+dns1123SubdomainMsg)
@@ -222,7 +226,7 @@ func qualifiedNameErrors(s string) []string {
 			if len(prefix) > MaxNameLength {
 				msgs = append(msgs, fmt.Sprintf("prefix part must be no more than %d characters", MaxNameLength))
 			}
-			if !isDNS1123Subdomain(prefix) {
+			if !IsDNS1123Subdomain(prefix) {
 				msgs = append(msgs, "prefix part "+dns1123SubdomainMsg)
 			}
 		}
@@ -235,7 +239,7 @@ func qualifiedNameErrors(s string) []string {
 	case len(name) > MaxLabelValueLength:
 		msgs = append(msgs, fmt.Sprintf("name part must be no more than %d characters", MaxLabelValueLength))
 	}
-	if name != "" && !isQualifiedNamePart(name) {
+	if name != "" && !IsQualifiedNamePart(name) {
 		msgs = append(msgs, "name part "+qualifiedNameMsg)
 	}
 	return msgs
@@ -261,7 +265,7 @@ func labelValueErrors(v string) []string {
 	if len(v) > MaxLabelValueLength {
 		msgs = append(msgs, fmt.Sprintf("must be no more than %d characters", MaxLabelValueLength))
 	}
-	if v != "" && !isQualifiedNamePart(v) {
+	if v != "" && !IsQualifiedNamePart(v) {
 		msgs = append(msgs, labelValueMsg)
 	}
 	return msgs

@@ -1,6 +1,10 @@
 package schema
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/management-service/mgmt/resource"
+)
 
 // Hand-written matchers for the patterns of the built-in schemas that every object
 // meets once per label or annotation: the regexp package takes about a microsecond
@@ -26,13 +30,13 @@ func knownPattern(pattern string) func(string) bool {
 	case qualifiedNamePattern:
 		return matchQualifiedName
 	case labelValuePattern:
-		return func(s string) bool { return s == "" || qualifiedPart(s) }
+		return func(s string) bool { return s == "" || resource.IsQualifiedNamePart(s) }
 	case dnsSubdomainPattern:
-		return lowerSubdomain
+		return resource.IsDNS1123Subdomain
 	case dnsLabelPattern:
-		return lowerLabel
+		return resource.IsDNS1123Label
 	case namespacePattern:
-		return func(s string) bool { return s == "" || lowerLabel(s) }
+		return func(s string) bool { return s == "" || resource.IsDNS1123Label(s) }
 	case apiVersionPattern:
 		return func(s string) bool {
 			i := strings.IndexByte(s, '/')
@@ -61,66 +65,17 @@ func knownPattern(pattern string) func(string) bool {
 	return nil
 }
 
-func isAlnum(c byte) bool {
-	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
-}
-
-func isLowerAlnum(c byte) bool { return c >= 'a' && c <= 'z' || c >= '0' && c <= '9' }
-
-// qualifiedPart matches [A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?, of any length.
-func qualifiedPart(s string) bool {
-	if s == "" || !isAlnum(s[0]) || !isAlnum(s[len(s)-1]) {
-		return false
-	}
-	for i := 1; i < len(s)-1; i++ {
-		if c := s[i]; !isAlnum(c) && c != '-' && c != '_' && c != '.' {
-			return false
-		}
-	}
-	return true
-}
-
-// lowerLabel matches [a-z0-9]([-a-z0-9]*[a-z0-9])?.
-func lowerLabel(s string) bool {
-	if s == "" || !isLowerAlnum(s[0]) || !isLowerAlnum(s[len(s)-1]) {
-		return false
-	}
-	for i := 1; i < len(s)-1; i++ {
-		if c := s[i]; !isLowerAlnum(c) && c != '-' {
-			return false
-		}
-	}
-	return true
-}
-
-// lowerSubdomain matches lowerLabel(\.lowerLabel)*.
-func lowerSubdomain(s string) bool {
-	for {
-		i := 0
-		for i < len(s) && s[i] != '.' {
-			i++
-		}
-		if !lowerLabel(s[:i]) {
-			return false
-		}
-		if i == len(s) {
-			return true
-		}
-		s = s[i+1:]
-	}
-}
-
-// matchQualifiedName matches qualifiedNamePattern: an optional lowerSubdomain and
-// '/', then a qualifiedPart of at most 63 characters.
+// matchQualifiedName matches qualifiedNamePattern: an optional DNS-1123 subdomain and
+// '/', then a name part of at most 63 characters.
 func matchQualifiedName(s string) bool {
 	for i := 0; i < len(s); i++ {
 		if s[i] == '/' {
-			if !lowerSubdomain(s[:i]) {
+			if !resource.IsDNS1123Subdomain(s[:i]) {
 				return false
 			}
 			s = s[i+1:]
 			break
 		}
 	}
-	return len(s) <= 63 && qualifiedPart(s)
+	return len(s) <= 63 && resource.IsQualifiedNamePart(s)
 }
