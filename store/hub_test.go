@@ -54,11 +54,16 @@ func drain(w *Watcher, into *[]seen, slow bool) {
 			if slow && len(*into)%7 == 0 {
 				time.Sleep(2 * time.Millisecond)
 			}
-		case <-time.After(2 * time.Second):
+		case <-time.After(drainIdle):
 			return
 		}
 	}
 }
+
+// drainIdle is how long drain waits for another event before it takes the watch as
+// done: long enough for a resumed watch to catch up from the backend on a loaded
+// machine under the race detector (2 s was not, now and then).
+const drainIdle = 5 * time.Second
 
 // TestWatchHub_delivers_what_a_backend_watch_delivers runs random writes under
 // watches served by the hub (a tiny ring, slow and stalled readers, so that watches
