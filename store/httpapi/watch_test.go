@@ -19,13 +19,15 @@ import (
 	"github.com/management-service/mgmt/store/memdb"
 )
 
-// TestWatchErrorEvent makes a watch fall behind a backend that keeps little history:
-// the stream ends with an ERROR event whose object is a 410 Expired Status.
+// TestWatchErrorEvent makes a watch fall behind a store and a backend that keep little
+// history: the stream ends with an ERROR event whose object is a 410 Expired Status.
+// (A watch behind the backend's history but within the store's watch cache goes on,
+// as one of kube-apiserver's does.)
 func TestWatchErrorEvent(t *testing.T) {
 	ctx := context.Background()
 	b := memdb.New(memdb.Options{HistoryRevisions: 5, WatchBuffer: 1})
 	defer b.Close()
-	st, err := store.New(b, store.Options{WatchBuffer: 1})
+	st, err := store.New(b, store.Options{WatchBuffer: 1, WatchCacheEvents: 8})
 	require.NoError(t, err)
 	defer st.Close()
 	s, err := New(Config{Store: st, Resources: testResources(), BasePath: "/base"})
@@ -45,8 +47,9 @@ func TestWatchErrorEvent(t *testing.T) {
 	}()
 	<-w.started
 	// Write while the stream is stuck, until the watch has fallen behind what the
-	// backend keeps.
-	for i := 0; i < 30; i++ {
+	// store's watch cache keeps (its ring of 8 events, past the watch's buffer and
+	// the batch it holds) and what the backend keeps.
+	for i := 0; i < 100; i++ {
 		p := &resource.Project{ObjectMeta: resource.ObjectMeta{Name: fmt.Sprintf("p%d", i)}}
 		require.NoError(t, st.Create(ctx, p, store.CreateOptions{}))
 	}
