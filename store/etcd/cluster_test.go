@@ -115,12 +115,17 @@ func (c *countingBackend) Txn(ctx context.Context, t backend.Txn) (backend.TxnRe
 	return res, err
 }
 
-// counts returns the counts of the keys that end with suffix.
+// isObjectKey reports whether k is an object's key, not the store's record of one
+// (kept under "\x00bg" + the object's key, so with the same suffix, and deleted in the
+// same transaction as the object).
+func isObjectKey(k string) bool { return !strings.Contains(k, "\x00") }
+
+// counts returns the counts of the object keys that end with suffix.
 func (c *countingBackend) counts(suffix string) (attempted, deleted int) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for k, n := range c.attempted {
-		if strings.HasSuffix(k, suffix) {
+		if isObjectKey(k) && strings.HasSuffix(k, suffix) {
 			attempted += n
 			deleted += c.deleted[k]
 		}
@@ -128,14 +133,14 @@ func (c *countingBackend) counts(suffix string) (attempted, deleted int) {
 	return attempted, deleted
 }
 
-// inFlightOf returns the keys ending with one of suffixes that a transaction of this
-// store is deleting right now: sent to etcd, answer not back yet.
+// inFlightOf returns the object keys ending with one of suffixes that a transaction of
+// this store is deleting right now: sent to etcd, answer not back yet.
 func (c *countingBackend) inFlightOf(suffixes []string) []string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	var out []string
 	for k, n := range c.inFlight {
-		if n == 0 {
+		if n == 0 || !isObjectKey(k) {
 			continue
 		}
 		for _, s := range suffixes {
