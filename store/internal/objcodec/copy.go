@@ -48,11 +48,18 @@ func CopierFor(t reflect.Type) CopyFunc {
 	if f, ok := copiers.Load(t); ok {
 		return f.(CopyFunc)
 	}
+	// A placeholder breaks recursion for self-referencing types, and stands for the
+	// copier while it is built: a caller on another goroutine that finds it waits
+	// until the copier is there (it used to call a nil function). Building never
+	// calls a placeholder, so two types built at once cannot wait for each other.
 	var f CopyFunc
-	// A placeholder breaks recursion for self-referencing types.
-	var self CopyFunc = func(d, s reflect.Value) { f(d, s) }
-	copiers.Store(t, self)
+	ready := make(chan struct{})
+	var self CopyFunc = func(d, s reflect.Value) { <-ready; f(d, s) }
+	if other, loaded := copiers.LoadOrStore(t, self); loaded {
+		return other.(CopyFunc)
+	}
 	f = buildCopier(t)
+	close(ready)
 	copiers.Store(t, f)
 	return f
 }
