@@ -5,7 +5,6 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/management-service/mgmt/migrate"
@@ -108,81 +107,15 @@ func resources(cfg Config) []httpapi.Resource {
 		{Group: g, Version: v, Resource: "projects", ShortNames: []string{"proj"}, Categories: cat,
 			Verbs:        []string{"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"},
 			Subresources: []httpapi.Subresource{cfg.Migrator.Subresource(moveRights)},
-			Columns:      projectColumns()},
+			Columns:      migrate.ProjectColumns()},
 		{Group: g, Version: v, Resource: "virtualclusterinstances", ShortNames: []string{"vci"}, Categories: cat,
 			Verbs:   []string{"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"},
-			Columns: instanceColumns(cfg.Migrator.ProjectNamespace(""))},
+			Columns: migrate.InstanceColumns(cfg.Migrator.ProjectNamespace(""))},
 		{Group: g, Version: v, Resource: "accesskeys", ShortNames: []string{"ak"}, Categories: cat,
 			Verbs:   []string{"create", "delete", "deletecollection", "get", "list", "patch", "update"},
-			Columns: accessKeyColumns()},
+			Columns: token.AccessKeyColumns()},
 		{Group: g, Version: v, Resource: "directclusterendpointtokens", ShortNames: []string{"dcet"}, Categories: cat,
 			Verbs: []string{"create", "delete", "deletecollection", "get", "list"}, Create: cfg.Issuer.CreateFunc(cfg.Store),
-			Columns: tokenColumns()},
-	}
-}
-
-// The columns "kubectl get" prints for each kind, after NAME.
-
-func projectColumns() []httpapi.Column {
-	return []httpapi.Column{
-		{Name: "Display Name", Type: "string", JSONPath: ".spec.displayName", Description: "The project's human-readable name."},
-		httpapi.AgeColumn,
-	}
-}
-
-// instanceColumns name an instance's project from its namespace (prefix + project).
-func instanceColumns(prefix string) []httpapi.Column {
-	return []httpapi.Column{
-		{Name: "Project", Type: "string", Description: "The project the instance belongs to (its namespace's).",
-			Value: func(o resource.Object) any {
-				if p, ok := strings.CutPrefix(o.GetObjectMeta().Namespace, prefix); ok && p != "" {
-					return p
-				}
-				return nil
-			}},
-		{Name: "Cluster", Type: "string", JSONPath: ".spec.clusterRef.cluster", Description: "The connected cluster the instance runs on."},
-		{Name: "Phase", Type: "string", JSONPath: ".status.phase", Description: "The instance's phase."},
-		httpapi.AgeColumn,
-	}
-}
-
-// expiresColumn prints an expiry time as an RFC 3339 time, nothing when there is none.
-func expiresColumn(description string, at func(resource.Object) *time.Time) httpapi.Column {
-	return httpapi.Column{Name: "Expires", Type: "string", Format: "date-time", Description: description,
-		Value: func(o resource.Object) any {
-			if t := at(o); t != nil {
-				return *t
-			}
-			return nil
-		}}
-}
-
-func accessKeyColumns() []httpapi.Column {
-	return []httpapi.Column{
-		{Name: "Subject", Type: "string", JSONPath: ".spec.subject", Description: "Who the key acts for."},
-		expiresColumn("When the key expires (its creation plus spec.ttl); empty for a key without a TTL.",
-			func(o resource.Object) *time.Time {
-				k, ok := o.(*resource.AccessKey)
-				if !ok || k.Spec.TTL <= 0 || k.CreationTimestamp.IsZero() {
-					return nil
-				}
-				t := k.CreationTimestamp.Add(time.Duration(k.Spec.TTL) * time.Second)
-				return &t
-			}),
-		httpapi.AgeColumn,
-	}
-}
-
-func tokenColumns() []httpapi.Column {
-	return []httpapi.Column{
-		expiresColumn("When the token expires (status.expirationTimestamp).", func(o resource.Object) *time.Time {
-			tok, ok := o.(*resource.DirectClusterEndpointToken)
-			if !ok || tok.Status.ExpirationTimestamp == nil {
-				return nil
-			}
-			t := tok.Status.ExpirationTimestamp.Time
-			return &t
-		}),
-		httpapi.AgeColumn,
+			Columns: token.TokenColumns()},
 	}
 }
