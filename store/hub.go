@@ -35,8 +35,8 @@ import (
 // closed, or the backend's watch failed) stays with a backend watch of its own.
 //
 // Bookmarks come from the hub too: it knows the revision up to which it has every
-// event (the backend's progress reports, each new revision, and the revision of its
-// last event once the backend has stayed there for a tick: see confirm), and wakes
+// event (the backend's progress reports, which also complete the revision of its last
+// event, and each new revision, which completes the one before), and wakes
 // the watches that asked for bookmarks about once a second; such a watch, having
 // sent everything up to that revision, sends a bookmark when BookmarkInterval has
 // passed since its last one (or its deadline is two seconds away), whether or not any
@@ -118,7 +118,7 @@ func (s *Store) hub(from int64) *watchHub {
 	s.watchHub = h
 	// The first tick is asked for before the hub runs: a fake clock stepped right
 	// after the first watch starts fires it.
-	go h.run(ctx, s.b, bw, s.clock, s.clock.After(hubTick))
+	go h.run(ctx, bw, s.clock, s.clock.After(hubTick))
 	return h
 }
 
@@ -135,11 +135,10 @@ func (s *Store) closeHub() {
 	}
 }
 
-func (h *watchHub) run(ctx context.Context, b backend.Backend, bw backend.Watcher, clock Clock, tick <-chan time.Time) {
+func (h *watchHub) run(ctx context.Context, bw backend.Watcher, clock Clock, tick <-chan time.Time) {
 	defer close(h.exited)
 	defer bw.Stop()
 	var batch []backend.Event
-	quiet := false // no event came since the last tick
 	for {
 		select {
 		case be, ok := <-bw.Events():
@@ -147,7 +146,6 @@ func (h *watchHub) run(ctx context.Context, b backend.Backend, bw backend.Watche
 				h.end()
 				return
 			}
-			quiet = false
 			// Take what else is ready, and wake the watches once for all of it.
 			batch = append(batch[:0], be)
 			for more := true; more && len(batch) < 256; {
@@ -167,10 +165,6 @@ func (h *watchHub) run(ctx context.Context, b backend.Backend, bw backend.Watche
 			clear(batch)
 		case <-tick:
 			tick = clock.After(hubTick)
-			if quiet {
-				h.confirm(ctx, b, bw)
-			}
-			quiet = true
 			h.mu.Lock()
 			close(h.tick)
 			h.tick = make(chan struct{})
@@ -180,34 +174,6 @@ func (h *watchHub) run(ctx context.Context, b backend.Backend, bw backend.Watche
 			return
 		}
 	}
-}
-
-// confirm takes the revision of the ring's last event as complete when the backend
-// is at that revision and its watch has delivered nothing for a whole tick.
-//
-// The backend reports progress only past the revision of the last event it delivered
-// (a revision's events may come one by one, and it does not say which is the last),
-// so the latest revision written would otherwise wait for the next write before a
-// bookmark may carry it. A backend delivers a revision's events together (backendkit
-// from one batch, etcd from one watch response), so a watch that stayed empty for a
-// second while the backend is at that revision has them all.
-func (h *watchHub) confirm(ctx context.Context, b backend.Backend, bw backend.Watcher) {
-	h.mu.RLock()
-	last, progress := int64(0), h.progress
-	if h.head > h.tail {
-		last = h.ring[(h.head-1)%int64(len(h.ring))].be.Revision
-	}
-	h.mu.RUnlock()
-	if last <= progress || len(bw.Events()) > 0 {
-		return
-	}
-	rev, err := b.Revision(ctx)
-	if err != nil || rev != last || len(bw.Events()) > 0 {
-		return
-	}
-	h.mu.Lock()
-	h.progress = max(h.progress, last)
-	h.mu.Unlock()
 }
 
 // add puts the events of batch (and their progress) in the ring.

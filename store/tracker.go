@@ -52,7 +52,7 @@ type tracker struct {
 	keyLabels  map[string]string              // key of every object → its labels (labelsOf)
 	lscan      *labelScan                     // the label build in progress; nil once the label index is ready
 	labelFault error                          // why the last step of the label build failed, until one succeeds
-	rev        int64                          // last revision applied to the index
+	rev        int64                          // every event up to this revision is applied to the index
 	busy       bool                           // the loop is working on the queue or reaping
 	leading    bool                           // this store runs the reaper and the collector
 	changed    chan struct{}                  // closed and dropped when rev, busy or fault change (nil: nobody waits)
@@ -328,9 +328,7 @@ func (t *tracker) apply(be backend.Event) {
 	defer t.mu.Unlock()
 	for {
 		t.eventLocked(be)
-		if be.Revision > t.rev {
-			t.rev = be.Revision
-		}
+		t.rev = max(t.rev, completeThrough(be))
 		if t.w == nil {
 			break
 		}
@@ -348,6 +346,16 @@ func (t *tracker) apply(be backend.Event) {
 	}
 	t.finishLabelsLocked()
 	t.signalLocked()
+}
+
+// completeThrough returns the revision up to which a watch that delivered be has
+// delivered every event: a progress's own, else the one before the event's, since
+// more events of its revision (its transaction's other keys) may follow it.
+func completeThrough(be backend.Event) int64 {
+	if be.Type == backend.EventProgress {
+		return be.Revision
+	}
+	return be.Revision - 1
 }
 
 // eventLocked applies one watch event to the indexes: a record's change to the

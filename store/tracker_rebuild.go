@@ -147,7 +147,7 @@ func (t *tracker) rebuild(ctx context.Context) (err error) {
 				if be.Type != backend.EventProgress {
 					t.rebuildEvent(r, be)
 				}
-				seen = max(seen, be.Revision)
+				seen = max(seen, completeThrough(be))
 			default:
 				break drain
 			}
@@ -165,7 +165,7 @@ func (t *tracker) rebuild(ctx context.Context) (err error) {
 				if be.Type != backend.EventProgress {
 					t.rebuildEvent(r, be)
 				}
-				seen = max(seen, be.Revision)
+				seen = max(seen, completeThrough(be))
 			case <-ctx.Done():
 				return ctx.Err()
 			}

@@ -159,8 +159,10 @@ type WatchOptions struct {
 	// before delivering any event.
 	StartRevision int64
 	// ProgressNotify asks for [EventProgress] events: one each time the watcher has
-	// delivered everything up to a revision newer than the last event or progress it
-	// sent and has nothing more to send.
+	// delivered everything up to a revision newer than the last progress it sent and
+	// has nothing more to send. That includes the revision of the last event it sent:
+	// the events of one transaction may reach the reader one by one, and only the
+	// progress tells the reader that it has all of them.
 	ProgressNotify bool
 }
 

@@ -179,6 +179,7 @@ func (w *watcher) loop() error {
 
 	next := w.start  // the next revision to ask etcd for
 	var queued int64 // the revision of the last event or progress queued
+	var told int64   // the revision of the last progress queued
 	var pending []backend.Event
 	pendingBytes := 0
 	var failed error // why the etcd watch ended; the watch ends once pending is delivered
@@ -261,12 +262,13 @@ func (w *watcher) loop() error {
 				drop()
 				continue
 			}
-			before := queued
 			if resp.IsProgressNotify() {
 				rev := resp.Header.Revision - b.base
-				if w.progress && rev > queued && rev >= w.start-1 {
+				// etcd sent every event up to rev before this notification, the
+				// last revision's included: the reader learns that from it.
+				if w.progress && rev >= queued && rev > told && rev >= w.start-1 {
 					pending = append(pending, backend.Event{Type: backend.EventProgress, Revision: rev})
-					queued = rev
+					queued, told = rev, rev
 				}
 				next = max(next, rev+1)
 			}
@@ -281,8 +283,10 @@ func (w *watcher) loop() error {
 				drop()
 				continue
 			}
-			if queued > before {
+			if len(evs) > 0 && w.progress {
+				// New events: ask soon for the progress that completes their revision.
 				delay = progressFirstPoll
+				pollTimer.Reset(delay)
 			}
 			if len(pending) >= b.opts.WatchBuffer || pendingBytes >= watchBufferBytes {
 				drop() // the reader is behind: etcd keeps the rest
@@ -297,7 +301,7 @@ func (w *watcher) loop() error {
 
 		case <-seen:
 			seenRev, seen = b.lastSeen()
-			if seenRev > queued {
+			if seenRev > told {
 				delay = progressFirstPoll
 				pollTimer.Reset(delay)
 			}

@@ -155,6 +155,7 @@ type watcher struct {
 	start int64 // the first revision asked for
 	next  int64 // the next revision to look at; only the goroutine uses it
 	sent  int64 // the revision of the last event or progress sent; only the goroutine
+	told  int64 // the revision of the last progress sent; only the goroutine
 
 	stop     chan struct{}
 	stopOnce sync.Once
@@ -210,12 +211,14 @@ func (w *watcher) loop() error {
 		if w.next <= b.Current {
 			continue // more history to go through
 		}
-		if w.progress && b.Current > w.sent && b.Current >= w.start-1 {
+		// Caught up: every event up to Current was sent, including all of the last
+		// revision's, which the reader learns only from this progress.
+		if w.progress && b.Current > w.told && b.Current >= w.sent && b.Current >= w.start-1 {
 			ev := backend.Event{Type: backend.EventProgress, Revision: b.Current}
 			if err := w.send(ev, w.next, b.Notify); err != nil {
 				return err
 			}
-			w.sent = b.Current
+			w.sent, w.told = b.Current, b.Current
 		}
 		select {
 		case <-b.Notify:

@@ -261,6 +261,9 @@ func TestWatcherFromTheFutureWaitsForItsRevision(t *testing.T) {
 }
 
 func TestProgressIsSentOnlyWhenAskedAndNewAndNotBeforeTheStart(t *testing.T) {
+	// A progress follows the last event once the watcher has caught up: the
+	// events of one revision may reach the reader one by one, and only it says that
+	// the revision is complete.
 	t.Run("asked", func(t *testing.T) {
 		f := newFixture(t, 8)
 		w := f.watch(t, context.Background(), backend.WatchOptions{Prefix: "k/", ProgressNotify: true})
@@ -269,8 +272,9 @@ func TestProgressIsSentOnlyWhenAskedAndNewAndNotBeforeTheStart(t *testing.T) {
 		assert.Equal(t, backend.Event{Type: backend.EventProgress, Revision: 1}, ev)
 		f.h.commit("k/2")
 		ev = receive(t, w)
-		assert.Equal(t, backend.EventPut, ev.Type, "no progress for a revision whose event was sent")
+		assert.Equal(t, backend.EventPut, ev.Type, "the event comes first")
 		assert.Equal(t, int64(2), ev.Revision)
+		assert.Equal(t, backend.Event{Type: backend.EventProgress, Revision: 2}, receive(t, w), "then the progress that completes it")
 		f.h.commit("other/3")
 		assert.Equal(t, backend.Event{Type: backend.EventProgress, Revision: 3}, receive(t, w))
 	})
