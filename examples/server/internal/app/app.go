@@ -216,7 +216,11 @@ func Start(ctx context.Context, o Options) (_ *Server, err error) {
 		if err := os.MkdirAll(o.DataDir, 0o700); err != nil {
 			return nil, err
 		}
-		b, err := badger.Open(filepath.Join(o.DataDir, "db"), badger.Options{})
+		// A 32 MiB memtable instead of badger's 64: badger allocates it on the Go
+		// heap at open, where it also doubles the garbage collector's target, so it
+		// was most of the server's memory at 10,000 objects (RSS 228 → 188 MiB). It
+		// still takes a transaction of ~4.8 MB, three of the largest objects.
+		b, err := badger.Open(filepath.Join(o.DataDir, "db"), badger.Options{MemTableSize: 32 << 20})
 		if err != nil {
 			return nil, fmt.Errorf("opening %s: %w", o.DataDir, err)
 		}
