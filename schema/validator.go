@@ -23,6 +23,8 @@ type Validator struct {
 
 	fastOnce sync.Once
 	fast     *fastNode // nil: no fast path (see fast.go)
+
+	memo validMemo // large values that passed (see unchanged.go)
 }
 
 // fastPath returns the validator's fast path, compiled on first use, or nil.
