@@ -60,25 +60,21 @@ func (a *Admitter) Validate(ctx context.Context, req *store.AdmissionRequest) er
 	if info == nil {
 		info = v.info
 	}
+	newDoc, err := req.ObjectJSON()
+	if err != nil {
+		return v.validateEncoded(func() ([]byte, error) { return nil, err }, info)
+	}
 	key := knownKey(gvk, req.Object)
-	if req.Operation == store.OperationUpdate && req.OldObject != nil && !a.wholeAlways &&
+	if !a.wholeAlways && req.Operation == store.OperationUpdate && req.OldObject != nil &&
 		a.known.passed(key, req.OldObject.GetObjectMeta().ResourceVersion, v) {
-		newDoc, err := req.ObjectJSON()
-		if err != nil {
-			return v.validateEncoded(func() ([]byte, error) { return newDoc, err }, info)
-		}
-		oldDoc, err := req.OldObjectJSON()
-		if err == nil && v.validUnchanged(newDoc, oldDoc) {
+		// An update of a version this admitter passed: validate what changed; when the
+		// walk does not show the object valid, the full validation answers.
+		if oldDoc, err := req.OldObjectJSON(); err == nil && v.validUnchanged(newDoc, oldDoc) {
 			a.remember(req, key, v)
 			return nil
 		}
-		if err := v.validate(newDoc, info); err != nil {
-			return err
-		}
-		a.remember(req, key, v)
-		return nil
 	}
-	if err := v.validateEncoded(req.ObjectJSON, info); err != nil {
+	if err := v.validate(newDoc, info); err != nil {
 		return err
 	}
 	a.remember(req, key, v)

@@ -90,7 +90,7 @@ func (v *Validator) validUnchanged(newDoc, oldDoc []byte) bool {
 		return false
 	}
 	var hasAPIVersion, hasKind bool
-	jsonscan.EachMember(newDoc, func(key, _ []byte) bool {
+	if !jsonscan.EachMember(newDoc, func(key, _ []byte) bool {
 		switch string(key) {
 		case "apiVersion":
 			hasAPIVersion = true
@@ -98,11 +98,30 @@ func (v *Validator) validUnchanged(newDoc, oldDoc []byte) bool {
 			hasKind = true
 		}
 		return true
-	})
-	if !hasAPIVersion || !hasKind {
-		return false // the full validation fills them in
+	}) {
+		return false
 	}
-	d := differ{memo: &v.memo}
+	if !hasAPIVersion || !hasKind {
+		// The full validation takes them to be the validator's: so does the walk.
+		doc := []byte{'{'}
+		if !hasAPIVersion {
+			doc = append(doc, `"apiVersion":`...)
+			doc = jsonscan.AppendQuote(doc, []byte(v.gvk.APIVersion()))
+			doc = append(doc, ',')
+		}
+		if !hasKind {
+			doc = append(doc, `"kind":`...)
+			doc = jsonscan.AppendQuote(doc, []byte(v.gvk.Kind))
+			doc = append(doc, ',')
+		}
+		i := jsonscan.SkipSpace(newDoc, jsonscan.SkipSpace(newDoc, 0)+1) // after the '{'
+
+		if i < len(newDoc) && newDoc[i] == '}' {
+			doc = doc[:len(doc)-1] // no member follows
+		}
+		newDoc = append(doc, newDoc[i:]...)
+	}
+	d := differ{memo: &v.memo, scratch: make([]member, 128)}
 	return d.valid(root, newDoc, oldDoc, levelRoot, 0) && !d.run.aborted
 }
 
@@ -121,8 +140,13 @@ type differ struct {
 	run   fastRun
 	conds int // how many schemas that need not hold the walk is under
 	memo  *validMemo
-	lists map[span][]member // the members of the objects listed so far
+	lists map[span][]member // the members of the large objects listed so far
+
+	scratch []member // room for member lists
 }
+
+// listMin is the size from which an object's member list is kept for the walk.
+const listMin = 4 << 10
 
 // span names a slice of the documents by where it is.
 type span struct {
@@ -137,12 +161,16 @@ func (d *differ) members(b []byte) ([]member, bool) {
 	if ms, ok := d.lists[k]; ok {
 		return ms, true
 	}
-	var ms []member
+	ms := d.scratch[:0:len(d.scratch)]
 	if !jsonscan.EachMember(b, func(key, value []byte) bool {
 		ms = append(ms, member{key, value})
 		return true
 	}) {
 		return nil, false
+	}
+	if len(b) < listMin {
+		d.scratch = ms[len(ms):cap(ms)] // not kept: a small object is listed again
+		return ms, true
 	}
 	if d.lists == nil {
 		d.lists = make(map[span][]member)
@@ -315,17 +343,30 @@ func (d *differ) object(n *fastNode, nb, ob []byte, level int) bool {
 		d.run.aborted = true
 		return false
 	}
-	var names map[string]bool
-	if len(n.required) > 0 || len(n.depRequired) > 0 || n.minProps != -1 || n.maxProps != -1 || d.conds > 0 {
-		names = make(map[string]bool, len(nms))
-		for _, m := range nms {
-			names[string(jsonscan.Unquote(m.key))] = true
-		}
-		if len(names) < len(nms) && d.conds > 0 {
+	if n.minProps != -1 || n.maxProps != -1 || d.conds > 0 {
+		distinct := distinctKeys(nms)
+		if distinct < len(nms) && d.conds > 0 {
 			// A duplicate key: the walk would look at every one, decoding keeps the
 			// last, and under a schema that need not hold the answer must be exact.
 			d.run.aborted = true
 			return false
+		}
+		if n.maxProps != -1 && distinct > n.maxProps || n.minProps != -1 && distinct < n.minProps {
+			return false
+		}
+	}
+	for _, p := range n.required {
+		if !hasKey(nms, p) {
+			return false
+		}
+	}
+	for name, deps := range n.depRequired {
+		if hasKey(nms, name) {
+			for _, p := range deps {
+				if !hasKey(nms, p) {
+					return false
+				}
+			}
 		}
 	}
 	cur := 0
@@ -375,23 +416,6 @@ func (d *differ) object(n *fastNode, nb, ob []byte, level int) bool {
 		}
 		if n.addlAllowed != nil && !*n.addlAllowed || n.addl != nil && !d.valid(n.addl, value, old, child, 0) {
 			return false
-		}
-	}
-	if n.maxProps != -1 && len(names) > n.maxProps || n.minProps != -1 && len(names) < n.minProps {
-		return false
-	}
-	for _, p := range n.required {
-		if !names[p] {
-			return false
-		}
-	}
-	for name, deps := range n.depRequired {
-		if names[name] {
-			for _, p := range deps {
-				if !names[p] {
-					return false
-				}
-			}
 		}
 	}
 	return true
@@ -479,4 +503,36 @@ func elements(b []byte) ([][]byte, bool) {
 			return nil, false
 		}
 	}
+}
+
+// hasKey reports whether an object has a member named name.
+func hasKey(ms []member, name string) bool {
+	for _, m := range ms {
+		if string(jsonscan.Unquote(m.key)) == name {
+			return true
+		}
+	}
+	return false
+}
+
+// distinctKeys counts the distinct names of an object's members.
+func distinctKeys(ms []member) int {
+	if len(ms) <= 16 {
+		n := 0
+	outer:
+		for i, m := range ms {
+			for _, o := range ms[:i] {
+				if bytes.Equal(jsonscan.Unquote(o.key), jsonscan.Unquote(m.key)) {
+					continue outer
+				}
+			}
+			n++
+		}
+		return n
+	}
+	names := make(map[string]struct{}, len(ms))
+	for _, m := range ms {
+		names[string(jsonscan.Unquote(m.key))] = struct{}{}
+	}
+	return len(names)
 }
