@@ -7,6 +7,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/management-service/mgmt/resource"
+	"github.com/management-service/mgmt/resource/jsonscan"
 )
 
 // The byte-level merge patch.
@@ -389,11 +390,44 @@ func mergePatchStored(tx *Tx, codec *resource.Codec, k *resource.KindInfo, names
 	if out, ok = mergePatchFast(doc, patch); !ok {
 		return nil, nil, nil, "", "", nil
 	}
-	next, unknown, err = decodePatched(codec, k, out)
-	if err != nil || len(unknown) > 0 {
+	if next, ok = decodeMerged(codec, k, patch, out); !ok {
 		return nil, nil, nil, "", "", nil
 	}
 	return next, nil, out, formatRV(e.rev), uid, nil
+}
+
+// decodeMerged decodes out, the stored object with a merge patch applied by
+// mergePatchFast, as the codec's strict decoding of it would (false when it cannot
+// say so). The codec checks a whole body for what it refuses or reports (syntax,
+// depth, duplicate keys, unknown fields, numbers out of range, invalid UTF-8, the
+// apiVersion and kind); in out, everything but what the patch wrote is the store's
+// own encoding of a decoded object, which has none of those, and what the patch
+// wrote sits at the same paths as in the patch: so the patch is checked instead of
+// the megabyte it may land in. What remains is json.Unmarshal, as the codec does
+// it, but for one step the codec takes after it (a zero *Time becomes nil), which
+// only a time the patch writes as "" or near the year 1 can call for: such a patch
+// takes the general path.
+func decodeMerged(codec *resource.Codec, k *resource.KindInfo, patch, out []byte) (resource.Object, bool) {
+	if bytes.Contains(patch, []byte(`""`)) || bytes.Contains(patch, []byte(`"000`)) {
+		return nil, false
+	}
+	top := false
+	if !jsonscan.EachMember(patch, func(key, _ []byte) bool {
+		top = string(key) == "apiVersion" || string(key) == "kind"
+		return !top
+	}) || top {
+		return nil, false
+	}
+	if _, unknown, err := codec.DecodeLenient(patch, resource.MediaTypeJSON, k); err != nil || len(unknown) > 0 {
+		return nil, false
+	}
+	next := k.New()
+	if err := json.Unmarshal(out, next); err != nil {
+		return nil, false
+	}
+	tm := next.GetTypeMeta()
+	tm.Kind, tm.APIVersion = k.Kind, k.APIVersion()
+	return next, true
 }
 
 // storedUID reads metadata.uid from the stored bytes of an object.

@@ -58,6 +58,14 @@ func TestPatch_merge_fast_and_general_agree(t *testing.T) {
 		`{"metadata":{"managedFields":[]}}`,
 		`{"status":{"phase":"x"}}`,
 		`{"kind":"Other"}`,
+		`{"apiVersion":"management.service/v1"}`,
+		`{"metadata":{"deletionTimestamp":""}}`,
+		`{"metadata":{"ownerReferences":[{"apiVersion":"v1","kind":"K","name":"n","uid":"u"}],"annotations":{"t":"0001-01-01T00:00:00Z"}}}`,
+		`{"spec":{"displayName":5}}`,
+		`{"spec":{"bogus":null,"clusterRef":{"cluster":"c2"}}}`,
+		`{"spec":{"list":[{"a":null}]},"metadata":{"labels":{"e":"5"}}}`,
+		`{"metadata":{"labels":{"deep":{"x":1}}}}`,
+		`{"spec":{"size":1e400}}`,
 		`{}`,
 	}
 	for _, tc := range []struct {
