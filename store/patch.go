@@ -121,7 +121,7 @@ func (s *Store) Patch(ctx context.Context, obj resource.Object, patchType string
 		var out []byte
 		var next resource.Object
 		var unknown []string
-		if patchType == PatchTypeMerge && !slowMergePatch {
+		if patchType == PatchTypeMerge && !slowMergePatch.Load() {
 			next, unknown, out, rv, uid, err = mergePatchStored(tx, codec, k, namespace, name, patch)
 			if err != nil {
 				return err

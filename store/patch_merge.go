@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"sync/atomic"
 	"unicode/utf8"
 
 	"github.com/management-service/mgmt/resource"
@@ -365,7 +366,7 @@ func (m *merger) pruned(v *patchValue) {
 
 // slowMergePatch makes Patch take jsonpatch.MergePatch for every merge patch (tests
 // compare the two ways with it).
-var slowMergePatch = false
+var slowMergePatch atomic.Bool
 
 // mergePatchStored applies a merge patch to the stored bytes of namespace/name
 // without decoding them: the byte-level merge, then the decode of the result. It

@@ -85,7 +85,7 @@ func TestPatch_merge_fast_and_general_agree(t *testing.T) {
 					var got [2]string
 					var errs [2]error
 					for j, s := range []*Store{fast, slow} {
-						slowMergePatch = j == 1
+						slowMergePatch.Store(j == 1)
 						out := tc.obj()
 						out.GetObjectMeta().UID = ""
 						opts := PatchOptions{FieldValidation: FieldValidationWarn, WriteOptions: WriteOptions{FieldManager: "m"}}
@@ -95,7 +95,7 @@ func TestPatch_merge_fast_and_general_agree(t *testing.T) {
 						require.NoError(t, err)
 						got[j] = string(b)
 					}
-					slowMergePatch = false
+					slowMergePatch.Store(false)
 					assert.Equal(t, errs[1], errs[0])
 					assert.Equal(t, got[1], got[0])
 				})
@@ -155,8 +155,8 @@ func BenchmarkPatchManyLabels(b *testing.B) {
 			}
 			o.Spec.DisplayName, o.Spec.ClusterRef.Cluster = "big", "cluster-1"
 			require.NoError(b, s.Create(ctx, o, CreateOptions{}))
-			slowMergePatch = slow
-			b.Cleanup(func() { slowMergePatch = false })
+			slowMergePatch.Store(slow)
+			b.Cleanup(func() { slowMergePatch.Store(false) })
 			b.ReportAllocs()
 			cpu := processCPU(b)
 			n := 0
@@ -172,4 +172,48 @@ func BenchmarkPatchManyLabels(b *testing.B) {
 			b.ReportMetric(float64(processCPU(b)-cpu)/float64(n)/1e6, "cpu-ms/op")
 		})
 	}
+}
+
+// FuzzPatchMergeAgrees applies arbitrary merge patches through the byte-level merge
+// and through jsonpatch, each on its own store holding the same object, and wants
+// the same answer: the same error, or the same object stored (and so the two stores
+// stay alike for the next input).
+func FuzzPatchMergeAgrees(f *testing.F) {
+	for _, p := range []string{
+		`{"metadata":{"labels":{"c":"3"}}}`, `{"metadata":{"labels":{"a":null}}}`,
+		`{"spec":{"displayName":"x","clusterRef":{"cluster":"c2"}}}`, `{"spec":null}`, `{"status":{"phase":"Ready"}}`,
+		`{"metadata":{"annotations":{"t":"0001-01-01T00:00:00Z"}}}`, `{"spec":{"bogus":null}}`, `{"kind":"Other"}`,
+	} {
+		f.Add([]byte(p))
+	}
+	fast, _ := newTestStore(f, Options{Clock: fixedClock{}})
+	slow, _ := newTestStore(f, Options{Clock: fixedClock{}})
+	ctx := context.Background()
+	obj := func() *resource.VirtualClusterInstance {
+		o := &resource.VirtualClusterInstance{}
+		o.Namespace, o.Name = "p-a", "vc"
+		return o
+	}
+	for _, s := range []*Store{fast, slow} {
+		o := obj()
+		o.Labels = map[string]string{"a": "1", "b": "2"}
+		o.Spec.DisplayName, o.Spec.ClusterRef.Cluster = "vc", "c1"
+		require.NoError(f, s.Create(ctx, o, CreateOptions{}))
+	}
+	f.Fuzz(func(t *testing.T, patch []byte) {
+		var got [2]string
+		var errs [2]error
+		for j, s := range []*Store{fast, slow} {
+			slowMergePatch.Store(j == 1)
+			out := obj()
+			errs[j] = s.Patch(ctx, out, PatchTypeMerge, patch, PatchOptions{FieldValidation: FieldValidationWarn})
+			out.UID = "" // each store made its own
+			b, err := json.Marshal(out)
+			require.NoError(t, err)
+			got[j] = string(b)
+		}
+		slowMergePatch.Store(false)
+		require.Equal(t, errs[1], errs[0])
+		require.Equal(t, got[1], got[0])
+	})
 }
