@@ -174,6 +174,10 @@ func TestAdmitter_validates_what_an_update_changed(t *testing.T) {
 		o.Labels["a"] = "x"
 		require.NoError(t, s.Update(ctx, o, store.UpdateOptions{}))
 		require.True(t, a.known.passed(knownKey(v.gvk, o), o.ResourceVersion, v), "the update was not remembered")
+		rv := o.ResourceVersion
+		require.NoError(t, s.Update(ctx, o, store.UpdateOptions{})) // changes nothing
+		require.Equal(t, rv, o.ResourceVersion)
+		require.True(t, a.known.passed(knownKey(v.gvk, o), rv, v), "an update that changed nothing lost the record")
 
 		whole := NewAdmitter(nil)
 		whole.wholeAlways = true

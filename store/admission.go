@@ -80,18 +80,21 @@ func (r *AdmissionRequest) OldObjectJSON() ([]byte, error) {
 	return json.Marshal(r.OldObject)
 }
 
-// OnCommit arranges for fn to be called once the write's transaction has committed,
-// with the resourceVersion it committed at: the object's new resourceVersion when
-// the write stored it (a write that changes nothing keeps the one it had, and a dry
-// run stores nothing). fn is not called when the write or its transaction fails. It
-// must be quick and must not call the store.
+// OnCommit arranges for fn to be called once the write's transaction has committed
+// and written something, with the resourceVersion it committed at: the object's new
+// resourceVersion when the write stored it (a write that changes nothing keeps the
+// one it had; when it is the only write of its transaction, fn is not called). fn is
+// not called for a dry run, nor when the write or its transaction fails. It must be
+// quick and must not call the store.
 func (r *AdmissionRequest) OnCommit(fn func(resourceVersion string)) {
 	if r.Tx == nil {
 		return
 	}
 	tx := r.Tx
 	tx.onCommit(func(rev int64) error {
-		fn(tx.formatRV(rev))
+		if rev != 0 && !tx.dryRun {
+			fn(tx.formatRV(rev))
+		}
 		return nil
 	})
 }
