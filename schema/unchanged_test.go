@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math/rand/v2"
 	"strings"
 	"testing"
 
@@ -209,4 +210,62 @@ func TestAdmitter_validates_what_an_update_changed(t *testing.T) {
 		require.ErrorIs(t, err, resource.ErrInvalid)
 		assert.Equal(t, "spec.clusterRef.namespace", resource.StatusOf(err).Details.Causes[0].Field)
 	})
+}
+
+// TestValidUnchanged_random_edits makes random small edits to a stored object
+// (labels set, added and removed, valid or not; spec and status fields; the
+// managedFields) and checks each against the full validation: the walk never shows
+// valid what the full validation refuses, and, for a document without duplicate
+// keys, shows valid what it accepts.
+func TestValidUnchanged_random_edits(t *testing.T) {
+	v := validatorOf(t, resource.KindVirtualClusterInstance)
+	old := storedInstance(40)
+	require.NoError(t, v.ValidateJSON([]byte(old)))
+	values := []string{`"x"`, `""`, `"not valid!"`, `5`, `null`, `{}`, `"-a"`, `"a.b_c"`, `"` + strings.Repeat("v", 64) + `"`}
+	edits := []func(r int, doc string) string{
+		func(r int, doc string) string { // set a label
+			return strings.Replace(doc, fmt.Sprintf(`"l%05d":"%d"`, r%40, r%40%10), fmt.Sprintf(`"l%05d":%s`, r%40, values[r%len(values)]), 1)
+		},
+		func(r int, doc string) string { // add a label
+			keys := []string{`"new"`, `"a/b"`, `"-bad"`, `"` + strings.Repeat("k", 64) + `"`, `"example.com/x"`}
+			return strings.Replace(doc, `"labels":{`, `"labels":{`+keys[r%len(keys)]+`:`+values[r%len(values)]+`,`, 1)
+		},
+		func(r int, doc string) string { // remove a label
+			return strings.Replace(doc, fmt.Sprintf(`"l%05d":"%d",`, r%39, r%39%10), ``, 1)
+		},
+		func(r int, doc string) string { // a spec field
+			fields := []string{`"displayName"`, `"description"`, `"bogus"`, `"clusterRef"`, `"templateRef"`}
+			return strings.Replace(doc, `"spec":{`, `"spec":{`+fields[r%len(fields)]+`:`+values[r%len(values)]+`,`, 1)
+		},
+		func(r int, doc string) string { // a status
+			phases := []string{`"Ready"`, `"Running"`, `5`, `null`}
+			return strings.Replace(doc, `"spec":{`, `"status":{"phase":`+phases[r%len(phases)]+`},"spec":{`, 1)
+		},
+		func(r int, doc string) string { // the managedFields
+			ops := []string{`"Apply"`, `"Bad"`, `"Update"`}
+			return strings.Replace(doc, `"operation":"Update"`, `"operation":`+ops[r%len(ops)], 1)
+		},
+		func(r int, doc string) string { // a FieldsV1 key
+			keys := []string{`"f:x"`, `"x"`, `"."`, `"k:{}"`}
+			return strings.Replace(doc, `"f:l00003":{}`, keys[r%len(keys)]+`:{}`, 1)
+		},
+	}
+	rnd := rand.New(rand.NewPCG(1, 2))
+	agree := 0
+	for i := range 1500 {
+		doc := strings.Replace(old, `"uid":"u-1",`, `"uid":"u-1","resourceVersion":"7",`, 1)
+		for range 1 + rnd.IntN(3) {
+			doc = edits[rnd.IntN(len(edits))](rnd.IntN(1000), doc)
+		}
+		full := v.ValidateJSON([]byte(doc)) == nil
+		shown := v.validUnchanged([]byte(doc), []byte(old))
+		require.False(t, shown && !full, "edit %d shown valid, refused by the full validation: %s", i, doc)
+		if !hasDuplicateKeys([]byte(doc)) { // (the store's encoding has none; the walk does not resolve them)
+			require.Equal(t, full, shown, "edit %d: the full validation accepts it, the walk does not show it: %s", i, doc)
+		}
+		if full {
+			agree++
+		}
+	}
+	assert.Greater(t, agree, 150, "too few valid edits to test anything")
 }
