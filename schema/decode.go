@@ -13,8 +13,15 @@ import (
 // reports false for any text it does not decode (invalid JSON, data after the
 // value); the caller then takes decodeJSON, whose error is the one reported.
 func decodeFast(data []byte) (any, bool) {
+	return decodeFastMax(data, jsonscan.MaxDepth)
+}
+
+// decodeFastMax is decodeFast that also reports false for a document whose objects
+// and arrays nest deeper than maxBrackets (the document itself is level 1), as
+// depthExceeds counts them.
+func decodeFastMax(data []byte, maxBrackets int) (any, bool) {
 	i := jsonscan.SkipSpace(data, 0)
-	v, end, ok := decodeValue(data, i, 1)
+	v, end, ok := decodeValue(data, i, 1, maxBrackets)
 	if !ok || jsonscan.SkipSpace(data, end) != len(data) {
 		return nil, false
 	}
@@ -22,9 +29,10 @@ func decodeFast(data []byte) (any, bool) {
 }
 
 // decodeValue decodes the value at b[i] (not white space), nested in depth-1
-// arrays and objects, and returns the offset after it.
-func decodeValue(b []byte, i, depth int) (any, int, bool) {
-	if i >= len(b) || depth > jsonscan.MaxDepth {
+// arrays and objects, and returns the offset after it; an object or array deeper
+// than maxBrackets is not decoded (false).
+func decodeValue(b []byte, i, depth, maxBrackets int) (any, int, bool) {
+	if i >= len(b) || depth > jsonscan.MaxDepth || depth > maxBrackets && (b[i] == '{' || b[i] == '[') {
 		return nil, 0, false
 	}
 	switch c := b[i]; {
@@ -50,7 +58,7 @@ func decodeValue(b []byte, i, depth int) (any, int, bool) {
 				return nil, 0, false
 			}
 			i = jsonscan.SkipSpace(b, i+1)
-			v, end, ok := decodeValue(b, i, depth+1)
+			v, end, ok := decodeValue(b, i, depth+1, maxBrackets)
 			if !ok {
 				return nil, 0, false
 			}
@@ -74,7 +82,7 @@ func decodeValue(b []byte, i, depth int) (any, int, bool) {
 			return a, i + 1, true
 		}
 		for {
-			v, end, ok := decodeValue(b, i, depth+1)
+			v, end, ok := decodeValue(b, i, depth+1, maxBrackets)
 			if !ok {
 				return nil, 0, false
 			}

@@ -26,7 +26,11 @@
 //
 // An [Admitter] is the store's validating admission hook: every create, update and
 // status update of a kind with a schema, dry runs included, is validated before it is
-// written.
+// written. An update of a version the Admitter itself passed, under the same compiled
+// schema, in this process, validates only what the update changed, wherever the
+// schema makes that give the same answer as a full validation; this is not
+// Kubernetes' validation ratcheting: an unchanged field that is invalid under the
+// current schema is still refused (unchanged.go tells how and why).
 //
 // A host program adds schemas for its own kinds with [Registry.Register]. Nothing is
 // ever loaded from the file system or the network: the compiler's loader is replaced

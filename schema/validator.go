@@ -23,6 +23,8 @@ type Validator struct {
 
 	fastOnce sync.Once
 	fast     *fastNode // nil: no fast path (see fast.go)
+
+	memo validMemo // large values that passed (see unchanged.go)
 }
 
 // fastPath returns the validator's fast path, compiled on first use, or nil.
@@ -82,14 +84,16 @@ func (v *Validator) validate(data []byte, info *resource.KindInfo) (err error) {
 			err = resource.NewInternalError(fmt.Errorf("schema: validating %s: %v", v.gvk.Kind, r))
 		}
 	}()
-	if depthExceeds(data, MaxDepth) {
-		return resource.NewInvalid(info, "", resource.ErrorList{
-			resource.Invalid(resource.NewPath(depthPath(data, MaxDepth)), nil,
-				fmt.Sprintf("nesting depth exceeds the limit of %d", MaxDepth)),
-		})
-	}
-	doc, ok := decodeFast(data)
+	// The fast decoder refuses a document nested deeper than MaxDepth too, so that a
+	// valid document is scanned once; the depth is checked only when it fails.
+	doc, ok := decodeFastMax(data, MaxDepth)
 	if !ok {
+		if depthExceeds(data, MaxDepth) {
+			return resource.NewInvalid(info, "", resource.ErrorList{
+				resource.Invalid(resource.NewPath(depthPath(data, MaxDepth)), nil,
+					fmt.Sprintf("nesting depth exceeds the limit of %d", MaxDepth)),
+			})
+		}
 		if doc, err = decodeJSON(data); err != nil {
 			return resource.NewBadRequest(fmt.Sprintf("%s: %v", v.gvk.Kind, err))
 		}

@@ -56,6 +56,47 @@ type AdmissionRequest struct {
 	// (Tx.Create, Tx.Update, Tx.Delete); those writes commit with the request's, or
 	// not at all. The Tx must not be kept after the hook returns.
 	Tx *Tx
+
+	// oldJSON is the stored encoding of OldObject (no resourceVersion), when the
+	// store has it.
+	oldJSON []byte
+}
+
+// OldObjectJSON returns the JSON of r.OldObject as the store holds it: the stored
+// bytes themselves when the store handed them over, which have no
+// metadata.resourceVersion (the store keeps it beside them), else json.Marshal's
+// encoding of r.OldObject. It is nil for a create. The bytes are shared: a hook
+// must not change them.
+func (r *AdmissionRequest) OldObjectJSON() ([]byte, error) {
+	if r.OldObject == nil {
+		return nil, nil
+	}
+	if r.oldJSON != nil {
+		return r.oldJSON, nil
+	}
+	if b, ok := objcodec.Encode(r.OldObject); ok {
+		return b, nil
+	}
+	return json.Marshal(r.OldObject)
+}
+
+// OnCommit arranges for fn to be called once the write's transaction has committed
+// and written something, with the resourceVersion it committed at: the object's new
+// resourceVersion when the write stored it (a write that changes nothing keeps the
+// one it had; when it is the only write of its transaction, fn is not called). fn is
+// not called for a dry run, nor when the write or its transaction fails. It must be
+// quick and must not call the store.
+func (r *AdmissionRequest) OnCommit(fn func(resourceVersion string)) {
+	if r.Tx == nil {
+		return
+	}
+	tx := r.Tx
+	tx.onCommit(func(rev int64) error {
+		if rev != 0 && !tx.dryRun {
+			fn(tx.formatRV(rev))
+		}
+		return nil
+	})
 }
 
 // ObjectJSON returns json.Marshal's encoding of r.Object, written by the store's

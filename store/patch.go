@@ -115,29 +115,39 @@ func (s *Store) Patch(ctx context.Context, obj resource.Object, patchType string
 	var warnings []string
 	_, err = s.runTxn(ctx, opts.DryRun, func(tx *Tx) error {
 		warnings = warnings[:0]
-		cur := k.New()
-		if err := tx.Get(namespace, name, cur); err != nil {
-			return err
-		}
 		// The patch sees the resourceVersion: one it changes becomes the update's
 		// precondition, as kube-apiserver does.
-		rv := cur.GetObjectMeta().ResourceVersion
-		doc, err := json.Marshal(cur)
-		if err != nil {
-			return resource.NewInternalError(err)
-		}
+		var rv, uid string
 		var out []byte
-		if patchType == PatchTypeStrategic {
-			out, err = opts.StrategicMerge(k, doc, patch)
-		} else {
-			out, err = applyPatch(k, name, patchType, doc, patch)
+		var next resource.Object
+		var unknown []string
+		if patchType == PatchTypeMerge && !slowMergePatch.Load() {
+			next, unknown, out, rv, uid, err = mergePatchStored(tx, codec, k, namespace, name, patch)
+			if err != nil {
+				return err
+			}
 		}
-		if err != nil {
-			return err
-		}
-		next, unknown, err := codec.DecodeLenient(out, resource.MediaTypeJSON, k)
-		if err != nil {
-			return resource.NewBadRequest(fmt.Sprintf("the patched %s does not decode: %v", k.Kind, err)).WithCause(err)
+		if next == nil {
+			cur := k.New()
+			if err := tx.Get(namespace, name, cur); err != nil {
+				return err
+			}
+			rv, uid = cur.GetObjectMeta().ResourceVersion, cur.GetObjectMeta().UID
+			doc, err := json.Marshal(cur)
+			if err != nil {
+				return resource.NewInternalError(err)
+			}
+			if patchType == PatchTypeStrategic {
+				out, err = opts.StrategicMerge(k, doc, patch)
+			} else {
+				out, err = applyPatch(k, name, patchType, doc, patch)
+			}
+			if err != nil {
+				return err
+			}
+			if next, unknown, err = decodePatched(codec, k, out); err != nil {
+				return err
+			}
 		}
 		unknown = append(slices.Clip(dups), unknown...)
 		if len(unknown) > 0 {
@@ -153,7 +163,7 @@ func (s *Store) Patch(ctx context.Context, obj resource.Object, patchType string
 		m := next.GetObjectMeta()
 		// A patch that changes the uid is invalid (422), as kube-apiserver answers; one
 		// that sends none keeps the stored uid.
-		if u := cur.GetObjectMeta().UID; m.UID != "" && m.UID != u {
+		if u := uid; m.UID != "" && m.UID != u {
 			return resource.NewInvalid(k, name, resource.ErrorList{
 				resource.Invalid(metaPath.Child("uid"), m.UID, "field is immutable")})
 		}

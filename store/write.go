@@ -63,7 +63,7 @@ func (tx *Tx) commitWrite(w *write, opts WriteOptions) error {
 // normalized to what will be stored, so that the caller gets back exactly that.
 func (tx *Tx) admitWrite(w *write, opts WriteOptions) error {
 	req := &AdmissionRequest{Operation: w.op, Subresource: w.sub, Kind: w.k, Object: w.work, OldObject: w.old,
-		User: opts.User, DryRun: tx.dryRun, Tx: tx}
+		User: opts.User, DryRun: tx.dryRun, Tx: tx, oldJSON: w.oldValue}
 	if err := tx.s.admit(tx.ctx, req, metaPath); err != nil {
 		return err
 	}
