@@ -80,6 +80,9 @@
 //     history: they cost more than a read at the current revision, which looks up
 //     where the current version is, then reads it. History is bounded by count, not by time: under a high write
 //     rate, an old revision is compacted sooner.
+//   - Badger's tables are compressed with zstd in blocks of 16 KiB, rather than
+//     badger's default snappy in 4 KiB: similar objects take about a third of the
+//     disk, but a read that misses badger's block cache decompresses 16 KiB (~10 µs).
 //   - Disk space comes back after compaction only as badger compacts its tables.
 //     Values under 1 MiB live in badger's tables, not its value log, so the value-log
 //     garbage collection seldom has much to do.
