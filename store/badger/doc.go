@@ -34,7 +34,8 @@
 // successful one the next revision, and commits the whole batch in one badger
 // transaction: one write and one sync to disk serve every writer of the batch, and
 // writers never contend for the revision. A lone writer pays one sync per
-// transaction; many writers share them. Left alone, concurrent writers would split
+// transaction (and commits it itself, without the trip through the committer);
+// many writers share them. Left alone, concurrent writers would split
 // into two cohorts that take turns, each commit serving half of them; so when a
 // commit ends, the committer counts the writers of that batch and those that queued
 // meanwhile, and waits for as many (at most half of the last commit's duration, and
