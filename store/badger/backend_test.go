@@ -366,7 +366,41 @@ func TestTxn_ConcurrentWritersShareCommits(t *testing.T) {
 	batches, txns := badger.Batches(b)
 	assert.Equal(t, int64(writers*each), txns)
 	assert.Less(t, batches, txns, "concurrent transactions share badger commits")
-	t.Logf("%d transactions in %d commits (%.1f per commit)", txns, batches, float64(txns)/float64(batches))
+	t.Logf("%d transactions in %d commits (%.1f per commit), %d committed by their writer", txns, batches, float64(txns)/float64(batches), badger.InlineCommits(b))
+	assert.Less(t, badger.InlineCommits(b), txns/2, "concurrent writers go through the committer")
+}
+
+// TestTxn_LoneWriterCommitsItself: a writer alone commits its own transactions (no
+// trip through the committer goroutine), one badger commit each, and a second writer
+// that comes along is served as before.
+func TestTxn_LoneWriterCommitsItself(t *testing.T) {
+	b := open(t, t.TempDir(), badger.Options{})
+	for i := range 20 {
+		assert.Equal(t, int64(i+1), put(t, b, fmt.Sprintf("k/%d", i), "v"))
+	}
+	batches, txns := badger.Batches(b)
+	assert.Equal(t, int64(20), txns)
+	assert.Equal(t, int64(20), batches)
+	assert.Equal(t, int64(20), badger.InlineCommits(b))
+
+	var wg sync.WaitGroup
+	for g := range 2 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 50 {
+				_, err := b.Txn(context.Background(), backend.Txn{Ops: []backend.Op{{Key: fmt.Sprintf("w/%d/%d", g, i), Value: []byte("v")}}})
+				assert.NoError(t, err)
+			}
+		}()
+	}
+	wg.Wait()
+	rev, err := b.Revision(t.Context())
+	require.NoError(t, err)
+	assert.Equal(t, int64(120), rev)
+	res, err := b.Range(t.Context(), backend.RangeOptions{Prefix: "w/"})
+	require.NoError(t, err)
+	assert.Len(t, res.KVs, 100)
 }
 
 func TestTxn_TooLargeIsRejectedWithoutARevision(t *testing.T) {

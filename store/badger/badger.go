@@ -61,6 +61,15 @@ type Backend struct {
 	queue   []*txnReq
 	qclosed bool
 	kick    chan struct{} // capacity 1: the queue has news
+	// committing is set while a batch commits, by the committer goroutine or by a
+	// lone writer committing its own transaction (see Txn); idle, on qmu, is
+	// broadcast when it is cleared.
+	committing bool
+	idle       *sync.Cond
+	// Guarded by committing: how long the last batch took to commit, and the
+	// writers seen at its end (see commitLoop).
+	lastCommit time.Duration
+	want       int
 
 	// mu guards what readers and watchers look at. The committer holds it only to
 	// publish a commit.
@@ -98,6 +107,8 @@ type Backend struct {
 	// batches and txns count the badger commits of the committer and the
 	// transactions they carried, for tests and benchmarks.
 	batches, txns atomic.Int64
+	// inline counts the transactions their lone writer committed itself (see Txn).
+	inline atomic.Int64
 }
 
 var (
@@ -164,6 +175,7 @@ func Open(dir string, opts Options) (*Backend, error) {
 		compactKick:   make(chan struct{}, 1),
 		mark:          mark,
 	}
+	b.idle = sync.NewCond(&b.qmu)
 	b.hub = backendkit.NewHub((*watchSource)(b), b.done, opts.WatchBuffer)
 	if err := b.recoverState(); err != nil {
 		_ = db.Close()

@@ -2,7 +2,9 @@ package badger_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -188,4 +190,107 @@ func BenchmarkRawBadgerWriters(b *testing.B) {
 			})
 		}
 	}
+}
+
+// BenchmarkSyncedAgainstRaw measures, in one run, the targets of synced writes against
+// badger itself on the same disk: a Store.Create from one writer against a raw synced
+// badger set of the same object's JSON (one transaction per write), and the
+// throughput of 16 concurrent writers of each, each on its own directory. The disk's
+// sync latency on a shared machine varies by the second, so the two sides take turns
+// at a fine grain: one writer alternates one write of each, 16 writers alternate
+// bursts of 200 writes. Each of b.N rounds yields one ratio of each kind; the values
+// reported are medians over the rounds (run it with -benchtime=5x or more):
+//
+//   - create-ns, raw-set-ns: one writer, per write;
+//   - create/raw: the median of the rounds' ratios (target ≤ 1.5);
+//   - ours16-ops/s, raw16-ops/s: 16 writers' throughput;
+//   - ours16/raw16: the median of the rounds' ratios (target ≥ 2.5).
+func BenchmarkSyncedAgainstRaw(b *testing.B) {
+	const (
+		soloOps = 100 // per side and round
+		writers = 16
+		burst   = 200 // writes of one burst of 16 writers
+		bursts  = 4   // per side and round
+	)
+	s, _ := newBenchStore(b, false, 0)
+	db, err := dgbadger.Open(dgbadger.DefaultOptions(b.TempDir()).WithLogger(nil).WithSyncWrites(true))
+	require.NoError(b, err)
+	b.Cleanup(func() { _ = db.Close() })
+	ctx := context.Background()
+	next := 0 // the next object number: every write creates a new object
+	// timed runs ops writes from writers goroutines and returns the elapsed time.
+	timed := func(ops, writers int, write func(i int) error) time.Duration {
+		first := next
+		next += ops
+		var n atomic.Int64
+		var wg sync.WaitGroup
+		start := time.Now()
+		for range writers {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for k := int(n.Add(1) - 1); k < ops; k = int(n.Add(1) - 1) {
+					if err := write(first + k); err != nil {
+						assert.NoError(b, err) // not require: maybe not the benchmark's goroutine
+						return
+					}
+				}
+			}()
+		}
+		wg.Wait()
+		return time.Since(start)
+	}
+	ours := func(i int) error {
+		return s.Create(ctx, storetest.BenchInstance(i), store.CreateOptions{})
+	}
+	raw := func(i int) error {
+		value, err := json.Marshal(storetest.BenchInstance(i))
+		if err != nil {
+			return err
+		}
+		key := fmt.Appendf(nil, "/management.service/virtualclusterinstances/p-bench/vci-%06d", i)
+		return db.Update(func(txn *dgbadger.Txn) error { return txn.Set(key, value) })
+	}
+	var createNs, rawNs, soloRatio, ours16, raw16, concurRatio []float64
+	b.ResetTimer()
+	for round := range b.N {
+		var o1, r1, o16, r16 time.Duration
+		for k := range soloOps {
+			if (round+k)%2 == 0 {
+				r1 += timed(1, 1, raw)
+				o1 += timed(1, 1, ours)
+			} else {
+				o1 += timed(1, 1, ours)
+				r1 += timed(1, 1, raw)
+			}
+		}
+		for k := range bursts {
+			if (round+k)%2 == 0 {
+				r16 += timed(burst, writers, raw)
+				o16 += timed(burst, writers, ours)
+			} else {
+				o16 += timed(burst, writers, ours)
+				r16 += timed(burst, writers, raw)
+			}
+		}
+		createNs = append(createNs, float64(o1.Nanoseconds())/soloOps)
+		rawNs = append(rawNs, float64(r1.Nanoseconds())/soloOps)
+		soloRatio = append(soloRatio, float64(o1)/float64(r1))
+		ours16 = append(ours16, burst*bursts/o16.Seconds())
+		raw16 = append(raw16, burst*bursts/r16.Seconds())
+		concurRatio = append(concurRatio, float64(r16)/float64(o16))
+	}
+	b.StopTimer()
+	median := func(v []float64) float64 {
+		v = slices.Clone(v)
+		slices.Sort(v)
+		return v[len(v)/2]
+	}
+	b.ReportMetric(0, "ns/op") // a round is not an operation: see the metrics below
+	b.ReportMetric(median(createNs), "create-ns")
+	b.ReportMetric(median(rawNs), "raw-set-ns")
+	b.ReportMetric(median(soloRatio), "create/raw")
+	b.ReportMetric(median(ours16), "ours16-ops/s")
+	b.ReportMetric(median(raw16), "raw16-ops/s")
+	b.ReportMetric(median(concurRatio), "ours16/raw16")
 }

@@ -21,6 +21,10 @@ func WriteMark(b *Backend) error {
 // transactions they carried.
 func Batches(b *Backend) (batches, txns int64) { return b.batches.Load(), b.txns.Load() }
 
+// InlineCommits returns how many transactions their lone writer committed itself,
+// without the committer goroutine.
+func InlineCommits(b *Backend) int64 { return b.inline.Load() }
+
 // KeyCounts counts the keys of the current versions, of the history and of the
 // event log.
 func KeyCounts(b *Backend) (current, history, events int, err error) {

@@ -72,7 +72,7 @@ func checkTable(path string, c options.CompressionType) (err error) {
 	_, err = table.OpenTable(mf, table.Options{
 		ReadOnly:    true,
 		ChkMode:     options.NoVerification, // the index checksum is always verified
-		BlockSize:   4 << 10,
+		BlockSize:   tableBlockSize,
 		Compression: c,
 	})
 	return err

@@ -37,7 +37,10 @@ type txnReq struct {
 // Transactions are queued for one committer goroutine, which takes every queued
 // transaction at once, checks their compares in queue order against the state the
 // earlier ones leave, gives each successful one the next revision and commits them
-// all in one badger transaction: one sync to disk serves the whole batch. Txn
+// all in one badger transaction: one sync to disk serves the whole batch. A lone
+// writer (nothing queued or committing, and no other writer at the last commit)
+// commits its own transaction the same way, without the trip through the
+// committer. Txn
 // returns once its batch is committed (and synced, unless [Options].NoSync). A
 // context done before the committer gets to the transaction makes it fail with the
 // context's error, without effect; once the committer has taken it, Txn waits for
@@ -80,6 +83,16 @@ func (b *Backend) Txn(ctx context.Context, t backend.Txn) (backend.TxnResult, er
 		b.qmu.Unlock()
 		return backend.TxnResult{}, backend.ErrClosed
 	}
+	if !b.committing && len(b.queue) == 0 && b.want <= 1 {
+		// A lone writer: it commits its own transaction, sparing the two goroutine
+		// switches of a trip through the committer (each one a wake-up on a busy
+		// machine).
+		b.committing = true
+		b.qmu.Unlock()
+		b.inline.Add(1)
+		b.commitBatches([]*txnReq{req})
+		return req.res, req.err
+	}
 	b.queue = append(b.queue, req)
 	b.qmu.Unlock()
 	b.wake()
@@ -101,7 +114,9 @@ const maxGroupWait = time.Millisecond
 
 // commitLoop is the committer goroutine: it takes the queued transactions and
 // commits them in batches, until Close, after which it commits what was queued
-// before and exits.
+// before and exits. A writer that finds no other writer about (nothing queued,
+// nothing committing, and at most one writer seen at the end of the last commit)
+// commits its own transaction instead (see Txn); the committer waits for it.
 //
 // Left alone, concurrent writers split into two cohorts that alternate: while one
 // batch commits the next queues up, and the writers of the first come back just
@@ -114,12 +129,17 @@ const maxGroupWait = time.Millisecond
 // microseconds. A lone writer never waits: it is all the writers seen.
 func (b *Backend) commitLoop() {
 	defer close(b.committerDone)
-	var lastCommit time.Duration
-	want := 0 // the writers seen at the end of the last commit
 	for {
 		b.qmu.Lock()
+		for b.committing { // a lone writer is committing its own transaction
+			b.idle.Wait()
+		}
 		reqs, closed := b.queue, b.qclosed
 		b.queue = nil
+		if len(reqs) > 0 {
+			b.committing = true
+		}
+		want, lastCommit := b.want, b.lastCommit
 		b.qmu.Unlock()
 		if len(reqs) == 0 {
 			if closed {
@@ -131,19 +151,27 @@ func (b *Backend) commitLoop() {
 		if wait := min(lastCommit/2, maxGroupWait); len(reqs) < want && wait > 0 && !closed {
 			reqs = b.gather(reqs, want, wait)
 		}
-		start := time.Now()
-		n := len(reqs)
-		for len(reqs) > 0 {
-			k := b.commitBatch(reqs[:min(len(reqs), maxBatchTxns)])
-			reqs = reqs[k:]
-		}
-		lastCommit = time.Since(start)
-		// The writers of this batch, should they come back, and those that queued
-		// while it committed: the next batch waits for them.
-		b.qmu.Lock()
-		want = n + len(b.queue)
-		b.qmu.Unlock()
+		b.commitBatches(reqs)
 	}
+}
+
+// commitBatches commits reqs, in as many batches as their number and size need, and
+// then records for the next batch how long that took and how many writers it saw:
+// those of reqs and those that queued meanwhile. b.committing must be set; it is
+// cleared.
+func (b *Backend) commitBatches(reqs []*txnReq) {
+	start := time.Now()
+	n := len(reqs)
+	for len(reqs) > 0 {
+		k := b.commitBatch(reqs[:min(len(reqs), maxBatchTxns)])
+		reqs = reqs[k:]
+	}
+	b.qmu.Lock()
+	b.lastCommit = time.Since(start)
+	b.want = n + len(b.queue)
+	b.committing = false
+	b.idle.Broadcast()
+	b.qmu.Unlock()
 }
 
 // gather adds to reqs what is queued until it holds want transactions, wait has
