@@ -320,8 +320,10 @@ func (b *listBuilder) add(kv backend.KV, f *filter) (bool, error) {
 			b.items.Index(b.n).SetZero()
 			return false, nil
 		}
-	} else {
-		// Filter on the shared object; copy only what the list returns.
+	} else if e := s.cache.Entry(kv.Key, kv.ModRevision); e.Obj != nil && reflect.TypeOf(e.Obj) == b.itemType ||
+		s.cache.HasRoom(len(kv.Value)) {
+		// Cached, or there is room to cache it: filter on the shared object; copy
+		// only what the list returns.
 		src, rv, err := s.stored(k, kv.Key, kv.ModRevision, kv.Value, kv.ModRevision, b.itemType)
 		if err != nil {
 			return false, err
@@ -331,6 +333,19 @@ func (b *listBuilder) add(kv backend.KV, f *filter) (bool, error) {
 		}
 		objcodec.DeepCopyInto(slot, src)
 		slot.GetObjectMeta().ResourceVersion = rv
+	} else {
+		// Not cached and the cache is full: decode straight into the list, and
+		// leave the cache as it is. A list of more objects than the cache holds
+		// costs a decode per object it misses, whatever its length, and does not
+		// replace the cache's objects with the ones it reads once.
+		if err := s.unmarshal(k, kv.Key, kv.Value, slot); err != nil {
+			return false, err
+		}
+		if !f.matches(slot) {
+			b.items.Index(b.n).SetZero()
+			return false, nil
+		}
+		slot.GetObjectMeta().ResourceVersion = formatRV(kv.ModRevision)
 	}
 	b.raw.add(kv.Value, kv.ModRevision)
 	b.n++
