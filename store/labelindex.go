@@ -33,10 +33,11 @@ type keyIndex struct {
 type keyLeaf struct {
 	keys []string
 	vals []uint32
+	last int // where the last insert went; -1: none yet
 }
 
 func newKeyLeaf() *keyLeaf {
-	return &keyLeaf{keys: make([]string, 0, keyLeafMax+1), vals: make([]uint32, 0, keyLeafMax+1)}
+	return &keyLeaf{keys: make([]string, 0, keyLeafMax+1), vals: make([]uint32, 0, keyLeafMax+1), last: -1}
 }
 
 // search returns where key is or would be in l, and whether it is there.
@@ -84,22 +85,33 @@ func (x *keyIndex) put(key string, v uint32) (old uint32, had bool) {
 	}
 	l.keys = slices.Insert(l.keys, i, key)
 	l.vals = slices.Insert(l.vals, i, v)
+	run := i == l.last+1
+	l.last = i
 	x.n++
 	if len(l.keys) <= keyLeafMax {
 		return 0, false
 	}
 	// Split. Keys written in order (an open's build, objects created with growing
-	// names) land at the end of a leaf: the leaf then stays full and the new one
-	// takes the rest, so that such leaves do not stay half empty.
+	// names, in each namespace) land one after the other: at the end of a leaf, the
+	// leaf then stays full and the new one takes the rest; inside a leaf (the end of
+	// one namespace, before the next), the leaf is cut just after the new key, so
+	// that the next ones go to the end of its left half. Elsewhere it is cut in
+	// the middle. Leaves written in order thus do not stay half empty.
 	at := len(l.keys) / 2
-	if i == len(l.keys)-1 {
+	switch {
+	case i == len(l.keys)-1:
 		at = keyLeafMax
+	case run:
+		at = i + 1
 	}
 	r := newKeyLeaf()
 	r.keys = append(r.keys, l.keys[at:]...)
 	r.vals = append(r.vals, l.vals[at:]...)
 	clear(l.keys[at:])
 	l.keys, l.vals = l.keys[:at], l.vals[:at]
+	if i >= at {
+		r.last, l.last = i-at, -1
+	}
 	x.leaves = slices.Insert(x.leaves, li+1, r)
 	return 0, false
 }

@@ -184,6 +184,19 @@ func TestLabelIndex_in_order_leaves_stay_full(t *testing.T) {
 	assert.Equal(t, 100, len(x.keys.leaves), "keys added in order fill each leaf")
 }
 
+func TestLabelIndex_leaves_written_in_order_per_namespace_stay_full(t *testing.T) {
+	// Objects created in turn in 20 namespaces, as the scale table loads them: each
+	// namespace's keys come in order, in the middle of the index.
+	const namespaces, per = 20, 3000
+	x := &labelIndex{}
+	for i := range namespaces * per {
+		x.set(fmt.Sprintf("/g/r/ns%03d/o%06d", i%namespaces, i), "")
+	}
+	full := namespaces * per / keyLeafMax
+	assert.LessOrEqual(t, len(x.keys.leaves), full+2*namespaces,
+		"about one leaf that is not full per namespace (%d leaves for %d full ones)", len(x.keys.leaves), full)
+}
+
 func TestPrefixEnd(t *testing.T) {
 	tests := []struct{ prefix, want string }{
 		{"", ""},
