@@ -25,6 +25,7 @@ const keyLeafMax = 128
 // keyIndex is empty.
 type keyIndex struct {
 	leaves []*keyLeaf
+	sizes  []int32 // len(leaves[i].keys): a count sums these, not the leaves
 	n      int
 }
 
@@ -73,7 +74,7 @@ func (x *keyIndex) put(key string, v uint32) (old uint32, had bool) {
 	if len(x.leaves) == 0 {
 		l := newKeyLeaf()
 		l.keys, l.vals = append(l.keys, key), append(l.vals, v)
-		x.leaves, x.n = append(x.leaves, l), 1
+		x.leaves, x.sizes, x.n = append(x.leaves, l), append(x.sizes, 1), 1
 		return 0, false
 	}
 	li := x.leafFor(key)
@@ -88,6 +89,7 @@ func (x *keyIndex) put(key string, v uint32) (old uint32, had bool) {
 	run := i == l.last+1
 	l.last = i
 	x.n++
+	x.sizes[li]++
 	if len(l.keys) <= keyLeafMax {
 		return 0, false
 	}
@@ -113,6 +115,8 @@ func (x *keyIndex) put(key string, v uint32) (old uint32, had bool) {
 		r.last, l.last = i-at, -1
 	}
 	x.leaves = slices.Insert(x.leaves, li+1, r)
+	x.sizes[li] = int32(at)
+	x.sizes = slices.Insert(x.sizes, li+1, int32(len(r.keys)))
 	return 0, false
 }
 
@@ -131,9 +135,11 @@ func (x *keyIndex) del(key string) (uint32, bool) {
 	l.keys = slices.Delete(l.keys, i, i+1)
 	l.vals = slices.Delete(l.vals, i, i+1)
 	x.n--
+	x.sizes[li]--
 	switch {
 	case len(l.keys) == 0:
 		x.leaves = slices.Delete(x.leaves, li, li+1)
+		x.sizes = slices.Delete(x.sizes, li, li+1)
 	case len(l.keys) < keyLeafMax/4:
 		// Merge a small leaf into a neighbour when both fit in three quarters of a
 		// leaf, so that deletes do not leave many small leaves behind.
@@ -152,6 +158,8 @@ func (x *keyIndex) merge(li int) {
 	l.keys = append(l.keys, r.keys...)
 	l.vals = append(l.vals, r.vals...)
 	x.leaves = slices.Delete(x.leaves, li+1, li+2)
+	x.sizes[li] = int32(len(l.keys))
+	x.sizes = slices.Delete(x.sizes, li+1, li+2)
 }
 
 // ascend calls fn with each key from lo on, in order, with its value, until fn
@@ -181,15 +189,19 @@ func (x *keyIndex) countRange(lo, hi string) int {
 	li := x.leafFor(lo)
 	i, _ := x.leaves[li].search(lo)
 	n := -i
-	for ; li < len(x.leaves); li++ {
-		l := x.leaves[li]
-		if hi != "" && l.keys[len(l.keys)-1] >= hi {
-			j, _ := l.search(hi)
-			return n + j
+	if hi == "" {
+		for _, c := range x.sizes[li:] {
+			n += int(c)
 		}
-		n += len(l.keys)
+		return n
 	}
-	return n
+	// The leaf where hi goes; the leaves between are summed from sizes alone.
+	hj := max(li, x.leafFor(hi))
+	for _, c := range x.sizes[li:hj] {
+		n += int(c)
+	}
+	j, _ := x.leaves[hj].search(hi)
+	return n + j
 }
 
 // prefixEnd returns the least string above every string that starts with prefix; ""

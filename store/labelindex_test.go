@@ -72,7 +72,9 @@ func checkIndex(t *testing.T, x *labelIndex, m labelModel) {
 	// The leaves: none empty or over full, in order, counted right.
 	var all []string
 	n := 0
-	for _, l := range x.keys.leaves {
+	require.Len(t, x.keys.sizes, len(x.keys.leaves))
+	for i, l := range x.keys.leaves {
+		require.Equal(t, int32(len(l.keys)), x.keys.sizes[i], "leaf %d's size", i)
 		require.NotEmpty(t, l.keys)
 		require.LessOrEqual(t, len(l.keys), keyLeafMax)
 		require.Len(t, l.vals, len(l.keys))
