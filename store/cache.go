@@ -9,6 +9,19 @@ import (
 	"github.com/management-service/mgmt/store/internal/objcodec"
 )
 
+// DefaultObjectCacheBytes is the default of [Options.ObjectCacheBytes]: 64 MiB, about
+// 30,000 objects of 1 KB.
+const DefaultObjectCacheBytes = 64 << 20
+
+// newObjectCache returns the decoded-object cache opts ask for; nil when it is off.
+func newObjectCache(opts Options) *objcodec.Cache {
+	b := opts.ObjectCacheBytes
+	if b == 0 {
+		b = DefaultObjectCacheBytes
+	}
+	return objcodec.NewCache(opts.ObjectCache, b)
+}
+
 // decode returns a private copy of the object stored at key with modRev, stamped
 // with resourceVersion stamp.
 func (s *Store) decode(k *resource.KindInfo, key string, modRev int64, data []byte, stamp int64) (resource.Object, error) {
@@ -70,7 +83,7 @@ func (s *Store) stored(k *resource.KindInfo, key string, modRev int64, data []by
 		return nil, "", err
 	}
 	if modRev != 0 {
-		s.cache.Put(key, modRev, obj)
+		s.cache.Put(key, modRev, len(data), obj)
 	}
 	return obj, formatRV(stamp), nil
 }

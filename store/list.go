@@ -212,20 +212,16 @@ func (s *Store) listRange(ctx context.Context, items *listBuilder, f *filter, pr
 	return nil
 }
 
-// maxCountedObjects bounds the objects the tracker looks through to count a paged
-// list's remaining items: above it, no count is given (it would cost each page a pass
-// over every object).
-const maxCountedObjects = 100_000
-
 // countWait is the longest a page waits for the index to reach its revision before it
 // goes without a count.
 const countWait = time.Second
 
 // countFrom counts the objects under prefix whose keys are from start on, once the
 // label index is built and has seen revision minRev: the remaining items of a paged
-// list, from the index's revision (an estimate when writes came after the list's snapshot, as
-// kube-apiserver's count from its watch cache is). ok is false when the store holds
-// more than maxCountedObjects objects, or when the index is not ready within countWait.
+// list, from the index's revision (an estimate when writes came after the list's
+// snapshot, as kube-apiserver's count from its watch cache is). It costs a binary
+// search and a sum over the index's leaves after start (about N/100 additions), not a
+// pass over the keys. ok is false when the index is not ready within countWait.
 func (t *tracker) countFrom(ctx context.Context, prefix, start string, minRev int64) (int64, bool) {
 	// The index is normally there already; a list does not wait long for a count.
 	ctx, cancel := context.WithTimeout(ctx, countWait)
@@ -233,23 +229,15 @@ func (t *tracker) countFrom(ctx context.Context, prefix, start string, minRev in
 	for {
 		t.mu.Lock()
 		if t.lscan != nil {
-			// The label index (keyLabels) has every object only once it is built; a
-			// page does not wait for the build.
+			// The label index has every object only once it is built; a page does
+			// not wait for the build.
 			t.mu.Unlock()
 			return 0, false
 		}
 		if t.rev >= minRev {
-			defer t.mu.Unlock()
-			if len(t.keyLabels) > maxCountedObjects {
-				return 0, false
-			}
-			var n int64
-			for k := range t.keyLabels {
-				if k >= start && strings.HasPrefix(k, prefix) {
-					n++
-				}
-			}
-			return n, true
+			n := t.labels.countFrom(prefix, start)
+			t.mu.Unlock()
+			return int64(n), true
 		}
 		ch := t.changedLocked()
 		t.mu.Unlock()
@@ -332,8 +320,10 @@ func (b *listBuilder) add(kv backend.KV, f *filter) (bool, error) {
 			b.items.Index(b.n).SetZero()
 			return false, nil
 		}
-	} else {
-		// Filter on the shared object; copy only what the list returns.
+	} else if e := s.cache.Entry(kv.Key, kv.ModRevision); e.Obj != nil && reflect.TypeOf(e.Obj) == b.itemType ||
+		s.cache.HasRoom(len(kv.Value)) {
+		// Cached, or there is room to cache it: filter on the shared object; copy
+		// only what the list returns.
 		src, rv, err := s.stored(k, kv.Key, kv.ModRevision, kv.Value, kv.ModRevision, b.itemType)
 		if err != nil {
 			return false, err
@@ -343,6 +333,19 @@ func (b *listBuilder) add(kv backend.KV, f *filter) (bool, error) {
 		}
 		objcodec.DeepCopyInto(slot, src)
 		slot.GetObjectMeta().ResourceVersion = rv
+	} else {
+		// Not cached and the cache is full: decode straight into the list, and
+		// leave the cache as it is. A list of more objects than the cache holds
+		// costs a decode per object it misses, whatever its length, and does not
+		// replace the cache's objects with the ones it reads once.
+		if err := s.unmarshal(k, kv.Key, kv.Value, slot); err != nil {
+			return false, err
+		}
+		if !f.matches(slot) {
+			b.items.Index(b.n).SetZero()
+			return false, nil
+		}
+		slot.GetObjectMeta().ResourceVersion = formatRV(kv.ModRevision)
 	}
 	b.raw.add(kv.Value, kv.ModRevision)
 	b.n++

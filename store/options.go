@@ -75,6 +75,13 @@ type Options struct {
 	// Entries are checked against the stored revision, so the cache never serves a
 	// stale object.
 	ObjectCache int
+	// ObjectCacheBytes bounds the memory of those objects as well: each is charged
+	// its stored bytes plus 1 KiB (about what the decoded object holds: 2.0 KB for a
+	// 1.1 KB object), and entries are evicted while the sum is over the bound. 0
+	// means [DefaultObjectCacheBytes] (64 MiB); a negative value bounds the cache by
+	// count only. A list of more objects than the cache holds reads the ones it
+	// misses without evicting others, so that one scan does not empty the cache.
+	ObjectCacheBytes int64
 	// Observer receives what the store measures (see [Observer]); nil measures
 	// nothing.
 	Observer Observer

@@ -89,7 +89,7 @@ func New(b backend.Backend, opts Options) (*Store, error) {
 	if s.opts.MaxUpdateRetries <= 0 {
 		s.opts.MaxUpdateRetries = 64
 	}
-	s.cache = objcodec.NewCache(s.opts.ObjectCache)
+	s.cache = newObjectCache(s.opts)
 	ctx, cancel := context.WithCancel(context.Background())
 	s.stop = cancel
 	t, err := newTracker(ctx, s)

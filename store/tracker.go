@@ -48,8 +48,7 @@ type tracker struct {
 	byOwnerKey map[string]map[string]struct{} // owner key → dependent keys
 	reap       map[string]time.Time           // key → deadline of a finalizer-free terminating object
 	queue      map[string]struct{}            // keys the collector must look at
-	labels     map[string]map[string]struct{} // "label\x00value" → keys of the objects carrying it
-	keyLabels  map[string]string              // key of every object → its labels (labelsOf)
+	labels     *labelIndex                    // every object's key and labels (tracker_labels.go)
 	lscan      *labelScan                     // the label build in progress; nil once the label index is ready
 	labelFault error                          // why the last step of the label build failed, until one succeeds
 	rev        int64                          // every event up to this revision is applied to the index
@@ -84,7 +83,7 @@ func newTracker(ctx context.Context, s *Store) (*tracker, error) {
 		objs: map[string]*objInfo{}, uidKey: map[string]string{},
 		dependents: map[string]map[string]struct{}{}, byOwnerKey: map[string]map[string]struct{}{},
 		reap: map[string]time.Time{}, queue: map[string]struct{}{},
-		labels: map[string]map[string]struct{}{}, keyLabels: map[string]string{}}
+		labels: &labelIndex{}}
 	for {
 		err := t.rebuild(ctx)
 		if err == nil {

@@ -59,33 +59,11 @@ func eachLabel(enc string, fn func(lv string)) {
 // setLabelsLocked records that the object at key exists with labels enc (present),
 // or that it does not (!present).
 func (t *tracker) setLabelsLocked(key, enc string, present bool) {
-	old, had := t.keyLabels[key]
-	if had && present && old == enc {
-		return
+	if present {
+		t.labels.set(key, enc)
+	} else {
+		t.labels.remove(key)
 	}
-	if had {
-		eachLabel(old, func(lv string) {
-			if set := t.labels[lv]; set != nil {
-				delete(set, key)
-				if len(set) == 0 {
-					delete(t.labels, lv)
-				}
-			}
-		})
-		delete(t.keyLabels, key)
-	}
-	if !present {
-		return
-	}
-	t.keyLabels[key] = enc
-	eachLabel(enc, func(lv string) {
-		set := t.labels[lv]
-		if set == nil {
-			set = map[string]struct{}{}
-			t.labels[lv] = set
-		}
-		set[key] = struct{}{}
-	})
 }
 
 // labelsReady reports whether the label index covers every object, so that List may
@@ -104,15 +82,9 @@ func (t *tracker) keysWithLabel(ctx context.Context, prefix, label, value string
 	for {
 		t.mu.Lock()
 		if t.rev >= minRev && t.lscan == nil {
-			var keys []string
-			for k := range t.labels[label+"\x00"+value] {
-				if strings.HasPrefix(k, prefix) {
-					keys = append(keys, k)
-				}
-			}
+			keys := t.labels.keysWith(prefix, label+"\x00"+value)
 			rev := t.rev
 			t.mu.Unlock()
-			sort.Strings(keys)
 			return keys, rev, nil
 		}
 		if t.stalled {
@@ -132,13 +104,17 @@ func (t *tracker) keysWithLabel(ctx context.Context, prefix, label, value string
 	}
 }
 
-// labelScan is the state of a label build.
-type labelScan = scanState[string]
+// labelScan is the state of a label build: the pages read, and the index they
+// build, which replaces the current one once the build is complete.
+type labelScan struct {
+	scanState[struct{}]
+	idx *labelIndex
+}
 
 // startLabelsLocked starts a build of the label index: until it ends, List serves
 // selectors by scanning.
 func (t *tracker) startLabelsLocked() {
-	t.lscan = &labelScan{next: map[string]string{}}
+	t.lscan = &labelScan{idx: &labelIndex{}}
 	t.signalLocked()
 }
 
@@ -163,13 +139,13 @@ func (t *tracker) labelEventLocked(be backend.Event) {
 		return
 	}
 	if be.Type == backend.EventDelete {
-		delete(t.lscan.next, key)
+		t.lscan.idx.remove(key)
 		return
 	}
 	if info := t.infoOfEvent(be); info != nil {
-		t.lscan.next[key] = labelsOfInfo(info)
+		t.lscan.idx.set(key, labelsOfInfo(info))
 	} else {
-		delete(t.lscan.next, key)
+		t.lscan.idx.remove(key)
 	}
 }
 
@@ -213,7 +189,7 @@ func (t *tracker) labelStep(ctx context.Context) error {
 		if info == nil {
 			continue
 		}
-		sc.next[kv.Key] = labelsOf(info.labels)
+		sc.idx.set(kv.Key, labelsOf(info.labels))
 		if info.relevant() && t.objs[kv.Key] == nil {
 			repair = append(repair, found{key: kv.Key, modRev: kv.ModRevision, info: info})
 		}
@@ -246,11 +222,7 @@ func (t *tracker) finishLabelsLocked() {
 	if sc == nil || !sc.done || t.rev < sc.top {
 		return
 	}
-	t.labels = map[string]map[string]struct{}{}
-	t.keyLabels = make(map[string]string, len(sc.next))
-	for key, enc := range sc.next {
-		t.setLabelsLocked(key, enc, true)
-	}
+	t.labels = sc.idx
 	t.lscan = nil
 	t.signalLocked()
 }
@@ -265,9 +237,9 @@ func (t *tracker) building() bool {
 // objectCount is the number of objects the label index holds; while it is built
 // after open, the number seen so far.
 func (t *tracker) objectCountLocked() int {
-	n := len(t.keyLabels)
+	n := t.labels.len()
 	if t.lscan != nil {
-		n = max(n, len(t.lscan.next))
+		n = max(n, t.lscan.idx.len())
 	}
 	return n
 }

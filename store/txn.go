@@ -301,7 +301,7 @@ func (tx *Tx) commit() (int64, error) {
 				if c := tx.s.resultCheck(); c != nil {
 					c.checkResult(e.kind, key, e.value, e.obj)
 				}
-				tx.s.cache.PutRV(key, rev, tx.rv, e.obj)
+				tx.s.cache.PutRV(key, rev, tx.rv, len(e.value), e.obj)
 			}
 		}
 	}

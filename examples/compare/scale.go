@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"runtime/pprof"
 	"sort"
 	"strconv"
 	"strings"
@@ -44,6 +45,7 @@ var (
 	scaleChild   = flag.String("scale-child", "", "internal: measure one contender (child process)")
 	scaleChildN  = flag.Int("scale-child-n", 0, "internal: objects of the child's measurement")
 	scaleTimeout = flag.Duration("scale-timeout", 2*time.Hour, "give up on one contender's measurement after this long")
+	scaleProfile = flag.String("scale-heapprofile", "", "write each child's heap profile after its load to this path plus \".<contender>.<N>\" (for go tool pprof)")
 )
 
 // Contenders of the scale table.
@@ -125,7 +127,7 @@ func scaleTable(out, logw io.Writer) error {
 		for _, c := range who {
 			fmt.Fprintf(logw, "scale: %s, %d objects...\n", c, n)
 			ctx, cancel := context.WithTimeout(context.Background(), *scaleTimeout)
-			cmd := exec.CommandContext(ctx, self, "-scale-child", c, "-scale-child-n", strconv.Itoa(n))
+			cmd := exec.CommandContext(ctx, self, "-scale-child", c, "-scale-child-n", strconv.Itoa(n), "-scale-heapprofile", *scaleProfile)
 			cmd.Stderr = logw
 			b, err := cmd.Output()
 			cancel()
@@ -202,6 +204,24 @@ func memNow() (heap, rss float64) {
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
 	return float64(ms.HeapInuse), readRSS()
+}
+
+// loadedMem is memNow after a contender's load: it also writes the heap profile
+// -scale-heapprofile asks for.
+func loadedMem(who string, n int) (heap, rss float64, err error) {
+	heap, rss = memNow()
+	if *scaleProfile == "" {
+		return heap, rss, nil
+	}
+	f, err := os.Create(fmt.Sprintf("%s.%s.%d", *scaleProfile, who, n))
+	if err != nil {
+		return heap, rss, err
+	}
+	if err := pprof.WriteHeapProfile(f); err != nil {
+		_ = f.Close()
+		return heap, rss, err
+	}
+	return heap, rss, f.Close()
 }
 
 func readRSS() float64 {
@@ -360,7 +380,10 @@ func scaleOurs(ctx context.Context, res *scaleResult, dir string, onBadger bool,
 	}
 	stopWatch()
 	<-watched
-	heap, rss := memNow()
+	heap, rss, err := loadedMem(res.Contender, n)
+	if err != nil {
+		return err
+	}
 	res.HeapPerObj, res.RSSPerObj = (heap-heap0)/float64(n), (rss-rss0)/float64(n)
 	if onBadger {
 		_ = s.Close()
@@ -444,7 +467,10 @@ func scaleRawMemdb(res *scaleResult, heap0, rss0 float64) error {
 		return err
 	}
 	res.LoadPerSec = rate
-	heap, rss := memNow()
+	heap, rss, err := loadedMem(res.Contender, n)
+	if err != nil {
+		return err
+	}
 	res.HeapPerObj, res.RSSPerObj = (heap-heap0)/float64(n), (rss-rss0)/float64(n)
 	r := rand.New(rand.NewSource(1))
 	decode := func(v []byte) error {
@@ -521,7 +547,10 @@ func scaleRawBadgerDB(res *scaleResult, dir string, heap0, rss0 float64) error {
 		return err
 	}
 	res.LoadPerSec = rate
-	heap, rss := memNow()
+	heap, rss, err := loadedMem(res.Contender, n)
+	if err != nil {
+		return err
+	}
 	res.HeapPerObj, res.RSSPerObj = (heap-heap0)/float64(n), (rss-rss0)/float64(n)
 	if err := db.Close(); err != nil {
 		return err
