@@ -126,40 +126,56 @@ type crTable struct {
 	loadBefore, loadAfter string
 }
 
-// measureRow times ours and theirs on one row: each is calibrated, then they take
-// cfg.count rounds, one sample each per round, back to back in alternating order,
-// so that the two samples of a round see the same load (and the same garbage
-// collector). The row's ratio is the median of the rounds' ratios theirs ÷ ours;
-// the medians of each column are kept too.
+// measureRow times ours and theirs on one row, interleaved operation by operation:
+// each is calibrated to the sample duration, then every round prepares n
+// operations of each (the smaller of the two calibrations) and runs them in pairs,
+// one of ours and one of theirs back to back (which goes first alternates), each
+// timed on its own. So both see the same load from other processes and the same
+// garbage collection cycles, in proportion to the time they take, which samples
+// taken one after the other do not on a shared machine. The row's ratio is the
+// median of the rounds' ratios theirs ÷ ours; the medians of each column are kept
+// too.
 func (t *crTable) measureRow(ours, theirs *bench) error {
 	m := t.m
 	if !m.cfg.wants(ours.row) {
 		return nil
 	}
-	var ns [2]int
-	for i, b := range []*bench{ours, theirs} {
-		n, err := m.calibrate(b)
+	n := m.cfg.maxOps
+	for _, b := range []*bench{ours, theirs} {
+		c, err := m.calibrate(b)
 		if err != nil {
 			return err
 		}
-		ns[i] = n
+		n = min(n, c)
 	}
+	benches := [2]*bench{ours, theirs}
 	var on, tn, rs []float64
 	for r := 0; r < m.cfg.count; r++ {
-		var v [2]float64
-		for k := range 2 {
-			i := (k + r) % 2
-			b := []*bench{ours, theirs}[i]
-			x, _, err := m.sample(b, ns[i])
-			if err != nil {
-				return err
+		for _, b := range benches {
+			if b.prepare != nil {
+				b.prepare(n)
 			}
-			v[i] = x
 		}
-		on, tn, rs = append(on, v[0]), append(tn, v[1]), append(rs, v[1]/v[0])
+		if m.cfg.gc {
+			runtime.GC()
+		}
+		var d [2]time.Duration
+		for i := 0; i < n; i++ {
+			for k := range 2 {
+				j := (k + i + r) % 2
+				t0 := time.Now()
+				if err := benches[j].run(1); err != nil {
+					return fmt.Errorf("%s / %s: %w", benches[j].row, benches[j].col, err)
+				}
+				d[j] += time.Since(t0)
+			}
+		}
+		o, th := float64(d[0].Nanoseconds())/float64(n), float64(d[1].Nanoseconds())/float64(n)
+		on, tn, rs = append(on, o), append(tn, th), append(rs, th/o)
+		m.logf("    round %d: %s %s/op, %s %s/op (%d pairs)", r, ours.col, fmtDur(o), theirs.col, fmtDur(th), n)
 	}
-	m.results[[2]string{ours.row, ours.col}] = result{nsPerOp: median(on), allocsPerOp: -1, n: ns[0]}
-	m.results[[2]string{theirs.row, theirs.col}] = result{nsPerOp: median(tn), allocsPerOp: -1, n: ns[1]}
+	m.results[[2]string{ours.row, ours.col}] = result{nsPerOp: median(on), allocsPerOp: -1, n: n}
+	m.results[[2]string{theirs.row, theirs.col}] = result{nsPerOp: median(tn), allocsPerOp: -1, n: n}
 	m.ratios[ours.row] = median(rs)
 	t.spread[ours.row] = [2]float64{slices.Min(rs), slices.Max(rs)}
 	m.logf("  %-44s %s %s/op, %s %s/op, ratios %.3g (%.3g–%.3g)", ours.row, ours.col, fmtDur(median(on)),
@@ -229,7 +245,7 @@ func measureCRClient(ctx context.Context, cfg *config, logw io.Writer) (*crTable
 // at least 2) as the median of the per-round ratios, with the lowest and highest.
 func (t *crTable) print(out io.Writer) {
 	c := t.cfg
-	fmt.Fprintf(out, "# store/crclient vs controller-runtime's fake client (issue 23): medians of %d rounds, one sample (~%v) of each per round; %s, GOMAXPROCS %d; run took %.0fs; load average %s before, %s after\n\n",
+	fmt.Fprintf(out, "# store/crclient vs controller-runtime's fake client (issue 23): medians of %d rounds of operations of each taken in turns (~%v of each per round); %s, GOMAXPROCS %d; run took %.0fs; load average %s before, %s after\n\n",
 		c.count, c.benchtime, runtime.Version(), runtime.GOMAXPROCS(0), t.took.Seconds(), orDash(t.loadBefore), orDash(t.loadAfter))
 	fmt.Fprintln(out, "| operation | crclient | fake, default tracker | fake ÷ crclient (median of rounds) | lowest–highest round | ≥ 2× |")
 	fmt.Fprintln(out, "|---|---|---|---|---|---|")
