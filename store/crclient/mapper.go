@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -44,7 +45,7 @@ type objMapper struct {
 var mappers sync.Map // [2]reflect.Type → *objMapper (nil: no mapper)
 
 // mappersOff turns the mappers off (in tests, to compare with the JSON path).
-var mappersOff bool
+var mappersOff atomic.Bool
 
 // mapperFor returns the mapper from src to dst, both struct types of objects (not
 // pointers), or nil when their JSON forms are not known to correspond.
@@ -66,7 +67,7 @@ func mapperFor(src, dst reflect.Type) *objMapper {
 // non-metadata fields of src (a pointer to a struct); false when there is no mapper
 // or it declined the values.
 func mapObject(dst, src any) bool {
-	if mappersOff {
+	if mappersOff.Load() {
 		return false
 	}
 	d, s := reflect.ValueOf(dst), reflect.ValueOf(src)

@@ -327,8 +327,8 @@ func (l *userInstanceList) DeepCopyObject() runtime.Object {
 // and off: every answer is the same.
 func TestMapper_writes_answer_as_the_JSON_path(t *testing.T) {
 	run := func(off bool) []*userInstance {
-		mappersOff = off
-		defer func() { mappersOff = false }()
+		mappersOff.Store(off)
+		defer mappersOff.Store(false)
 		gv := schema.GroupVersion{Group: "management.service", Version: "v1"}
 		s := runtime.NewScheme()
 		s.AddKnownTypeWithName(gv.WithKind("VirtualClusterInstance"), &userInstance{})
