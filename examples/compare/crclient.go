@@ -122,7 +122,10 @@ type crTable struct {
 	cfg  *config
 	took time.Duration
 	// spread is the lowest and highest per-round ratio of each row.
-	spread                map[string][2]float64
+	spread map[string][2]float64
+	// cpuRatio is the median of the rounds' ratios of CPU time on the operation's
+	// own thread (where the system reports it).
+	cpuRatio              map[string]float64
 	loadBefore, loadAfter string
 }
 
@@ -149,7 +152,7 @@ func (t *crTable) measureRow(ours, theirs *bench) error {
 		n = min(n, c)
 	}
 	benches := [2]*bench{ours, theirs}
-	var on, tn, rs []float64
+	var on, tn, rs, cpuRatios []float64
 	for r := 0; r < m.cfg.count; r++ {
 		for _, b := range benches {
 			if b.prepare != nil {
@@ -163,20 +166,41 @@ func (t *crTable) measureRow(ours, theirs *bench) error {
 		// favours the client that allocates more (the fake client, about twice our
 		// bytes per create).
 		runtime.GC()
-		var d [2]time.Duration
+		var d, cpu [2]time.Duration
+		cpuOK := true
+		// The goroutine stays on its thread, so that the thread's CPU clock counts
+		// the operation's own work (not the time the machine gave to other
+		// processes, nor the store's background goroutines').
+		runtime.LockOSThread()
 		for i := 0; i < n; i++ {
 			for k := range 2 {
 				j := (k + i + r) % 2
+				c0, ok0 := threadCPUTime()
 				t0 := time.Now()
 				if err := benches[j].run(1); err != nil {
+					runtime.UnlockOSThread()
 					return fmt.Errorf("%s / %s: %w", benches[j].row, benches[j].col, err)
 				}
 				d[j] += time.Since(t0)
+				c1, ok1 := threadCPUTime()
+				cpuOK = cpuOK && ok0 && ok1
+				cpu[j] += c1 - c0
 			}
 		}
+		runtime.UnlockOSThread()
 		o, th := float64(d[0].Nanoseconds())/float64(n), float64(d[1].Nanoseconds())/float64(n)
 		on, tn, rs = append(on, o), append(tn, th), append(rs, th/o)
-		m.logf("    round %d: %s %s/op, %s %s/op (%d pairs)", r, ours.col, fmtDur(o), theirs.col, fmtDur(th), n)
+		if cpuOK && cpu[0] > 0 {
+			oc, tc := float64(cpu[0].Nanoseconds())/float64(n), float64(cpu[1].Nanoseconds())/float64(n)
+			cpuRatios = append(cpuRatios, tc/oc)
+			m.logf("    round %d: %s %s/op (CPU %s), %s %s/op (CPU %s) (%d pairs)", r, ours.col, fmtDur(o), fmtDur(oc),
+				theirs.col, fmtDur(th), fmtDur(tc), n)
+		} else {
+			m.logf("    round %d: %s %s/op, %s %s/op (%d pairs)", r, ours.col, fmtDur(o), theirs.col, fmtDur(th), n)
+		}
+	}
+	if len(cpuRatios) == m.cfg.count {
+		t.cpuRatio[ours.row] = median(cpuRatios)
 	}
 	m.results[[2]string{ours.row, ours.col}] = result{nsPerOp: median(on), allocsPerOp: -1, n: n}
 	m.results[[2]string{theirs.row, theirs.col}] = result{nsPerOp: median(tn), allocsPerOp: -1, n: n}
@@ -210,7 +234,7 @@ func measureCRClient(ctx context.Context, cfg *config, logw io.Writer) (*crTable
 				fmt.Fprintf(logw, format+"\n", args...)
 			}
 		}}
-	t := &crTable{m: m, cfg: cfg, spread: map[string][2]float64{}, loadBefore: loadAverage()}
+	t := &crTable{m: m, cfg: cfg, spread: map[string][2]float64{}, cpuRatio: map[string]float64{}, loadBefore: loadAverage()}
 	for _, sh := range crShapes() {
 		fmt.Fprintf(logw, "crclient: seeding %s (%d + %d objects per contender)\n", sh.name, cfg.small, cfg.large)
 		var oursClients []*crclient.Client
@@ -251,8 +275,8 @@ func (t *crTable) print(out io.Writer) {
 	c := t.cfg
 	fmt.Fprintf(out, "# store/crclient vs controller-runtime's fake client (issue 23): medians of %d rounds of operations of each taken in turns (~%v of each per round, the heap collected before each round); %s, GOMAXPROCS %d; run took %.0fs; load average %s before, %s after\n\n",
 		c.count, c.benchtime, runtime.Version(), runtime.GOMAXPROCS(0), t.took.Seconds(), orDash(t.loadBefore), orDash(t.loadAfter))
-	fmt.Fprintln(out, "| operation | crclient | fake, default tracker | fake ÷ crclient (median of rounds) | lowest–highest round | ≥ 2× |")
-	fmt.Fprintln(out, "|---|---|---|---|---|---|")
+	fmt.Fprintln(out, "| operation | crclient | fake, default tracker | fake ÷ crclient (median of rounds) | lowest–highest round | ≥ 2× | CPU on the operation's thread: fake ÷ crclient |")
+	fmt.Fprintln(out, "|---|---|---|---|---|---|---|")
 	for _, row := range t.rows {
 		o, ok1 := t.m.get(row, colCR)
 		f, ok2 := t.m.get(row, colFake)
@@ -268,7 +292,11 @@ func (t *crTable) print(out io.Writer) {
 			mark = "yes"
 		}
 		sp := t.spread[row]
-		fmt.Fprintf(out, "| %s | %s | %s | %.2f× | %.2f–%.2f× | %s |\n", row, fmtDur(o.nsPerOp), fmtDur(f.nsPerOp), speed, sp[0], sp[1], mark)
+		cpu := "—"
+		if c, ok := t.cpuRatio[row]; ok {
+			cpu = fmt.Sprintf("%.2f×", c)
+		}
+		fmt.Fprintf(out, "| %s | %s | %s | %.2f× | %.2f–%.2f× | %s | %s |\n", row, fmtDur(o.nsPerOp), fmtDur(f.nsPerOp), speed, sp[0], sp[1], mark, cpu)
 	}
 }
 
