@@ -471,27 +471,48 @@ func ValidateObjectMeta(meta *ObjectMeta, namespaced bool, fldPath Path) ErrorLi
 	var errs ErrorList
 	switch {
 	case meta.Name != "":
-		errs = append(errs, ValidateName(meta.Name, fldPath.Child("name"))...)
+		errs = append(errs, ValidateName(meta.Name, metaChild(fldPath, "name"))...)
 	case meta.GenerateName == "":
-		errs = append(errs, Required(fldPath.Child("name"), "name or generateName is required"))
+		errs = append(errs, Required(metaChild(fldPath, "name"), "name or generateName is required"))
 	}
 	if meta.GenerateName != "" {
-		errs = append(errs, ValidateGenerateName(meta.GenerateName, fldPath.Child("generateName"))...)
+		errs = append(errs, ValidateGenerateName(meta.GenerateName, metaChild(fldPath, "generateName"))...)
 	}
 	if namespaced {
 		if meta.Namespace != "" {
-			errs = append(errs, ValidateNamespaceName(meta.Namespace, fldPath.Child("namespace"))...)
+			errs = append(errs, ValidateNamespaceName(meta.Namespace, metaChild(fldPath, "namespace"))...)
 		}
 	} else if meta.Namespace != "" {
-		errs = append(errs, Forbidden(fldPath.Child("namespace"), "not allowed on this type"))
+		errs = append(errs, Forbidden(metaChild(fldPath, "namespace"), "not allowed on this type"))
 	}
 	if meta.Generation < 0 {
-		errs = append(errs, Invalid(fldPath.Child("generation"), meta.Generation, "must be greater than or equal to 0"))
+		errs = append(errs, Invalid(metaChild(fldPath, "generation"), meta.Generation, "must be greater than or equal to 0"))
 	}
-	errs = append(errs, ValidateLabels(meta.Labels, fldPath.Child("labels"))...)
-	errs = append(errs, ValidateAnnotations(meta.Annotations, fldPath.Child("annotations"))...)
-	errs = append(errs, ValidateFinalizers(meta.Finalizers, fldPath.Child("finalizers"))...)
-	errs = append(errs, ValidateOwnerReferences(meta.OwnerReferences, fldPath.Child("ownerReferences"))...)
-	errs = append(errs, ValidateManagedFields(meta.ManagedFields, fldPath.Child("managedFields"))...)
+	errs = append(errs, ValidateLabels(meta.Labels, metaChild(fldPath, "labels"))...)
+	errs = append(errs, ValidateAnnotations(meta.Annotations, metaChild(fldPath, "annotations"))...)
+	errs = append(errs, ValidateFinalizers(meta.Finalizers, metaChild(fldPath, "finalizers"))...)
+	errs = append(errs, ValidateOwnerReferences(meta.OwnerReferences, metaChild(fldPath, "ownerReferences"))...)
+	errs = append(errs, ValidateManagedFields(meta.ManagedFields, metaChild(fldPath, "managedFields"))...)
 	return errs
+}
+
+// metaChildren are the paths of the fields of "metadata", made once: metadata is
+// validated on every write, and the paths are needed only for errors.
+var metaChildren = func() map[string]Path {
+	m := map[string]Path{}
+	for _, f := range []string{"name", "generateName", "namespace", "generation", "labels", "annotations",
+		"finalizers", "ownerReferences", "managedFields"} {
+		m[f] = NewPath("metadata").Child(f)
+	}
+	return m
+}()
+
+// metaChild is fldPath.Child(name), without allocating when fldPath is "metadata".
+func metaChild(fldPath Path, name string) Path {
+	if fldPath.s == "metadata" {
+		if p, ok := metaChildren[name]; ok {
+			return p
+		}
+	}
+	return fldPath.Child(name)
 }

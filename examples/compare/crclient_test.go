@@ -26,9 +26,13 @@ func TestCRClientSmoke(t *testing.T) {
 			r, ok := tab.m.get(row, col)
 			assert.True(t, ok && r.nsPerOp > 0, "%s / %s: no result", row, col)
 		}
+		sp := tab.spread[row]
+		assert.True(t, tab.m.ratios[row] > 0 && sp[0] <= tab.m.ratios[row] && tab.m.ratios[row] <= sp[1],
+			"%s: the ratio %v is not the median of rounds within %v", row, tab.m.ratios[row], sp)
 	}
 	var out bytes.Buffer
 	tab.print(&out)
 	assert.Equal(t, 11, strings.Count(out.String(), "\n| "), "a header and ten rows:\n%s", out.String())
 	assert.Contains(t, out.String(), "| ConfigMap: list 200, label selector 1% |")
+	assert.Contains(t, out.String(), "load average ")
 }

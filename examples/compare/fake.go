@@ -97,6 +97,9 @@ func fakeCreate(ctx context.Context, c client.Client, row, col string, unstr boo
 	return fakeCreateWith(ctx, c, row, col, makerOf(unstr), prefix)
 }
 
+// fakeCreateWith creates objects built by mk: prepare builds the next n untimed,
+// run creates the next n (building any that prepare did not), so that a sample may
+// also be taken one create at a time.
 func fakeCreateWith(ctx context.Context, c client.Client, row, col string, mk objMaker, prefix string) *bench {
 	var objs []client.Object
 	next := 0
@@ -109,7 +112,14 @@ func fakeCreateWith(ctx context.Context, c client.Client, row, col string, mk ob
 			}
 		},
 		run: func(n int) error {
-			for _, o := range objs {
+			for i := 0; i < n; i++ {
+				var o client.Object
+				if len(objs) > 0 {
+					o, objs = objs[0], objs[1:]
+				} else {
+					o = mk(prefix, next)
+					next++
+				}
 				if err := c.Create(ctx, o); err != nil {
 					return err
 				}
@@ -131,9 +141,11 @@ func fakeGet(ctx context.Context, c client.Client, row, col string, unstr bool) 
 // fakeGetWith reads the seeded objects in turn into the object out returns.
 func fakeGetWith(ctx context.Context, c client.Client, row, col string, out func() client.Object) *bench {
 	names := seedNames(prefixGet, getSeed)
+	k := 0
 	return &bench{row: row, col: col, run: func(n int) error {
 		for i := 0; i < n; i++ {
-			name := names[i%len(names)]
+			name := names[k%len(names)]
+			k++
 			o := out()
 			if err := c.Get(ctx, client.ObjectKey{Namespace: benchNamespace, Name: name}, o); err != nil {
 				return err

@@ -52,12 +52,20 @@ func (c *Client) toStore(k *kind, obj runtime.Object) (resource.Object, error) {
 	if u, ok := obj.(*unstructured.Unstructured); ok {
 		data, err = json.Marshal(u.Object)
 	} else if v := reflect.ValueOf(obj); v.Kind() == reflect.Pointer && !v.IsNil() && objectMetaField(v.Type().Elem()) != nil {
-		// A shallow copy without metadata is encoded; the metadata is converted.
 		idx := objectMetaField(v.Type().Elem())
+		meta = v.Elem().FieldByIndex(idx).Addr().Interface().(*metav1.ObjectMeta)
+		// A typed kind of the store's takes the other fields through a mapper
+		// when there is one (mapper.go): what the JSON below would give.
+		if out := k.info.New(); !isRaw(out) && mapObject(out, obj) {
+			*out.GetObjectMeta() = toStoreMeta(meta)
+			tm := out.GetTypeMeta()
+			tm.Kind, tm.APIVersion = k.info.Kind, k.info.APIVersion()
+			return out, nil
+		}
+		// A shallow copy without metadata is encoded; the metadata is converted.
 		cp := reflect.New(v.Type().Elem())
 		cp.Elem().Set(v.Elem())
 		cp.Elem().FieldByIndex(idx).SetZero()
-		meta = v.Elem().FieldByIndex(idx).Addr().Interface().(*metav1.ObjectMeta)
 		data, err = json.Marshal(cp.Interface())
 	} else {
 		data, err = json.Marshal(obj)
@@ -160,6 +168,22 @@ func (c *Client) convert(k *kind, src resource.Object, dst runtime.Object, cache
 			}
 		}
 	}
+	if dstMeta != nil && !isRaw(src) {
+		// A typed kind of the store's into a typed dst: through a mapper when there
+		// is one (mapper.go), what the JSON below would give.
+		reflect.ValueOf(dst).Elem().SetZero()
+		if mapObject(dst, src) {
+			*m = saved
+			if keep {
+				dst.GetObjectKind().SetGroupVersionKind(k.gvk)
+			}
+			fromStoreMeta(m, dstMeta)
+			if cached {
+				c.conv.put(key, m.UID, m.ResourceVersion, dst)
+			}
+			return nil
+		}
+	}
 	var data []byte
 	var err error
 	if r, ok := src.(*resource.RawObject); ok && dstMeta != nil {
@@ -244,6 +268,12 @@ func decodeInto(data []byte, dst runtime.Object, keepTypeMeta bool, gvk schema.G
 		dst.GetObjectKind().SetGroupVersionKind(gvk)
 	}
 	return nil
+}
+
+// isRaw reports whether o is the generic object of a kind registered at run time.
+func isRaw(o resource.Object) bool {
+	_, ok := o.(*resource.RawObject)
+	return ok
 }
 
 // fromStoreList fills the user's list with the store's list src: its items one by

@@ -18,6 +18,10 @@
 // metav1.PartialObjectMetadata, and the store's own kinds (package resource) through
 // unstructured objects. Each GroupVersionKind becomes a generic kind of the store
 // ([resource.RawKind]); objects cross between the user's type and the store as JSON.
+// A typed object of one of the store's own kinds (a CRD type that mirrors it) crosses
+// field by field instead, where its Go type and the store's have the same JSON form:
+// the result is the JSON round trip's, exactly, and any value the field-by-field copy
+// cannot reproduce takes JSON.
 //
 // The builder makes a store over memdb with a fake clock; WithBackend puts it on
 // another backend, and WithStore puts the client on a store that already exists
