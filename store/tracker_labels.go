@@ -46,6 +46,42 @@ func labelsOf(labels map[string]string) string {
 	return b.String()
 }
 
+// relabel returns labelsOf(labels) made from enc, the encoding of the object's
+// labels before: when labels has no key enc lacks, the keys keep enc's order and
+// only the values and removals need a pass, where labelsOf sorts every key (35 ms
+// of a one-label patch of an object with 40,000 labels). ok is false when labels
+// adds a key (or enc is torn): the caller encodes from scratch.
+func relabel(enc string, labels map[string]string) (_ string, ok bool) {
+	var b strings.Builder
+	b.Grow(len(enc))
+	n := 0
+	for enc != "" {
+		i := strings.IndexByte(enc, 0)
+		if i < 0 {
+			return "", false
+		}
+		k, rest := enc[:i], enc[i+1:]
+		j := strings.IndexByte(rest, 0)
+		if j < 0 {
+			return "", false
+		}
+		enc = rest[j+1:]
+		v, found := labels[k]
+		if !found {
+			continue // removed
+		}
+		n++
+		b.WriteString(k)
+		b.WriteByte(0)
+		b.WriteString(v)
+		b.WriteByte(0)
+	}
+	if n != len(labels) {
+		return "", false
+	}
+	return b.String(), true
+}
+
 // eachLabel calls fn with "label\x00value" for each label of an encoded set.
 func eachLabel(enc string, fn func(lv string)) {
 	for enc != "" {
@@ -128,7 +164,19 @@ func (t *tracker) labelEventLocked(be backend.Event) {
 			return
 		}
 		info := t.infoOfEvent(be)
-		t.setLabelsLocked(key, labelsOfInfo(info), info != nil)
+		if info == nil {
+			t.setLabelsLocked(key, "", false)
+			return
+		}
+		if old, had := t.labels.labelsAt(key); had {
+			if enc, ok := relabel(old, info.labels); ok {
+				if enc != old {
+					t.setLabelsLocked(key, enc, true)
+				}
+				return
+			}
+		}
+		t.setLabelsLocked(key, labelsOf(info.labels), true)
 		return
 	}
 	at, ok := t.lscan.covered(key)
