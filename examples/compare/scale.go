@@ -45,6 +45,7 @@ var (
 	scaleChild   = flag.String("scale-child", "", "internal: measure one contender (child process)")
 	scaleChildN  = flag.Int("scale-child-n", 0, "internal: objects of the child's measurement")
 	scaleTimeout = flag.Duration("scale-timeout", 2*time.Hour, "give up on one contender's measurement after this long")
+	scaleSettle  = flag.Duration("scale-settle", 30*time.Second, "badger contenders: how long to leave the store idle after the load before the heap is measured again (badger keeps the buffers of its compactions pooled, releasing one every 2 s once idle); 0: no second measurement")
 	scaleProfile = flag.String("scale-heapprofile", "", "write each child's heap profile after its load to this path plus \".<contender>.<N>\" (for go tool pprof)")
 )
 
@@ -69,18 +70,21 @@ const scalePage = 500
 
 // scaleResult is what one child measured.
 type scaleResult struct {
-	Contender   string  `json:"contender"`
-	N           int     `json:"n"`
-	LoadPerSec  float64 `json:"loadPerSec"`
-	HeapPerObj  float64 `json:"heapPerObj"` // bytes
-	RSSPerObj   float64 `json:"rssPerObj"`  // bytes
-	DiskPerObj  float64 `json:"diskPerObj"` // bytes; 0 in memory
-	OpenSeconds float64 `json:"openSeconds"`
-	OpenHeapMiB float64 `json:"openHeapMiB"` // heap right after open
-	GetNs       float64 `json:"getNs"`
-	ListNsPer   float64 `json:"listNsPerObj"` // list of everything, paged, per object
-	SelectNs    float64 `json:"selectNs"`     // one 1% selector list
-	Err         string  `json:"err,omitempty"`
+	Contender  string  `json:"contender"`
+	N          int     `json:"n"`
+	LoadPerSec float64 `json:"loadPerSec"`
+	HeapPerObj float64 `json:"heapPerObj"` // bytes
+	// SettledHeapPerObj is the heap per object after -scale-settle of idleness
+	// (badger contenders only; 0 when not measured).
+	SettledHeapPerObj float64 `json:"settledHeapPerObj,omitempty"`
+	RSSPerObj         float64 `json:"rssPerObj"`  // bytes
+	DiskPerObj        float64 `json:"diskPerObj"` // bytes; 0 in memory
+	OpenSeconds       float64 `json:"openSeconds"`
+	OpenHeapMiB       float64 `json:"openHeapMiB"` // heap right after open
+	GetNs             float64 `json:"getNs"`
+	ListNsPer         float64 `json:"listNsPerObj"` // list of everything, paged, per object
+	SelectNs          float64 `json:"selectNs"`     // one 1% selector list
+	Err               string  `json:"err,omitempty"`
 }
 
 // scaleMain runs the scale table or one of its children when asked to; it reports
@@ -144,20 +148,23 @@ func scaleTable(out, logw io.Writer) error {
 }
 
 func printScale(out io.Writer, rows []scaleResult) {
-	fmt.Fprintln(out, "| N | contender | load/s | heap/obj | RSS/obj | disk/obj | open | get | list all, paged by 500, per object | list 1% by label |")
-	fmt.Fprintln(out, "|---|---|---|---|---|---|---|---|---|---|")
+	fmt.Fprintln(out, "| N | contender | load/s | heap/obj | heap/obj, idle | RSS/obj | disk/obj | open | get | list all, paged by 500, per object | list 1% by label |")
+	fmt.Fprintln(out, "|---|---|---|---|---|---|---|---|---|---|---|")
 	for _, r := range rows {
 		if r.Err != "" {
-			fmt.Fprintf(out, "| %d | %s | failed: %s |||||||\n", r.N, r.Contender, r.Err)
+			fmt.Fprintf(out, "| %d | %s | failed: %s ||||||||\n", r.N, r.Contender, r.Err)
 			continue
 		}
-		disk, open := "-", "-"
+		disk, open, settled := "-", "-", "-"
+		if r.SettledHeapPerObj != 0 {
+			settled = fmtBytes(r.SettledHeapPerObj)
+		}
 		if r.DiskPerObj > 0 {
 			disk = fmtBytes(r.DiskPerObj)
 			open = fmt.Sprintf("%.2f s (heap %.0f MiB)", r.OpenSeconds, r.OpenHeapMiB)
 		}
-		fmt.Fprintf(out, "| %d | %s | %.0f | %s | %s | %s | %s | %s | %s | %s |\n", r.N, r.Contender, r.LoadPerSec,
-			fmtBytes(r.HeapPerObj), fmtBytes(r.RSSPerObj), disk, open, fmtDur(r.GetNs), fmtDur(r.ListNsPer), fmtDur(r.SelectNs))
+		fmt.Fprintf(out, "| %d | %s | %.0f | %s | %s | %s | %s | %s | %s | %s | %s |\n", r.N, r.Contender, r.LoadPerSec,
+			fmtBytes(r.HeapPerObj), settled, fmtBytes(r.RSSPerObj), disk, open, fmtDur(r.GetNs), fmtDur(r.ListNsPer), fmtDur(r.SelectNs))
 	}
 }
 
@@ -204,6 +211,17 @@ func memNow() (heap, rss float64) {
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
 	return float64(ms.HeapInuse), readRSS()
+}
+
+// settledHeap is the heap per object above heap0 after the store has been left idle
+// for -scale-settle (0 when that is 0).
+func settledHeap(heap0 float64, n int) float64 {
+	if *scaleSettle <= 0 {
+		return 0
+	}
+	time.Sleep(*scaleSettle)
+	heap, _ := memNow()
+	return (heap - heap0) / float64(n)
 }
 
 // loadedMem is memNow after a contender's load: it also writes the heap profile
@@ -386,6 +404,7 @@ func scaleOurs(ctx context.Context, res *scaleResult, dir string, onBadger bool,
 	}
 	res.HeapPerObj, res.RSSPerObj = (heap-heap0)/float64(n), (rss-rss0)/float64(n)
 	if onBadger {
+		res.SettledHeapPerObj = settledHeap(heap0, n)
 		_ = s.Close()
 		_ = be.Close()
 		res.DiskPerObj = dirSize(dir) / float64(n)
@@ -552,6 +571,7 @@ func scaleRawBadgerDB(res *scaleResult, dir string, heap0, rss0 float64) error {
 		return err
 	}
 	res.HeapPerObj, res.RSSPerObj = (heap-heap0)/float64(n), (rss-rss0)/float64(n)
+	res.SettledHeapPerObj = settledHeap(heap0, n)
 	if err := db.Close(); err != nil {
 		return err
 	}
