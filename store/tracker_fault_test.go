@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -16,6 +17,7 @@ import (
 	"github.com/management-service/mgmt/store"
 	"github.com/management-service/mgmt/store/backend"
 	"github.com/management-service/mgmt/store/memdb"
+	"github.com/management-service/mgmt/store/storetest"
 )
 
 // faultBackend wraps a backend to inject the failures the store's background work
@@ -27,6 +29,7 @@ type faultBackend struct {
 
 	mu        sync.Mutex
 	held      chan struct{}                   // while not nil, watch events are held back until it is closed
+	heldOut   chan struct{}                   // while not nil, events of keys outside "/" (the store's records) are held back
 	watchErr  error                           // returned by Watch while set
 	rangeErr  error                           // returned by Range while set
 	objectErr error                           // returned by Range of the prefix "/" while set
@@ -93,10 +96,33 @@ func (b *faultBackend) release() {
 	}
 }
 
-func (b *faultBackend) gate() <-chan struct{} {
+func (b *faultBackend) gate(ev backend.Event) <-chan struct{} {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	if b.heldOut != nil && ev.Type != backend.EventProgress && !strings.HasPrefix(ev.KV.Key, "/") {
+		return b.heldOut
+	}
 	return b.held
+}
+
+// holdRecords holds back the events of keys outside the object keyspace (the
+// records the store writes beside objects, in the same transaction) until
+// releaseRecords; every later event waits behind them, in order.
+func (b *faultBackend) holdRecords() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.heldOut == nil {
+		b.heldOut = make(chan struct{})
+	}
+}
+
+func (b *faultBackend) releaseRecords() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.heldOut != nil {
+		close(b.heldOut)
+		b.heldOut = nil
+	}
 }
 
 func (b *faultBackend) setWatchErr(err error) {
@@ -148,7 +174,7 @@ type faultWatcher struct {
 func (w *faultWatcher) forward() {
 	defer close(w.out)
 	for ev := range w.inner.Events() {
-		if g := w.b.gate(); g != nil {
+		if g := w.b.gate(ev); g != nil {
 			select {
 			case <-g:
 			case <-w.stop:
@@ -589,4 +615,31 @@ func TestTracker_open_reads_records_not_objects(t *testing.T) {
 	require.NoError(t, s.Settle(ctx))
 	require.NoError(t, s.List(ctx, l, store.ListOptions{LabelSelector: "team=red"}))
 	assert.Len(t, l.Items, 45)
+}
+
+// TestTracker_a_revision_counts_once_all_its_events_are_applied: a delete with a grace
+// period writes the object and its record in one transaction. With the record's event
+// held back after the object's, the tracker has not seen that revision whole: Settle
+// must wait for it rather than return with the deadline unknown, and once the event
+// arrives the reaper removes the object when the period is over.
+func TestTracker_a_revision_counts_once_all_its_events_are_applied(t *testing.T) {
+	clock := storetest.NewFakeClock(storetest.FixtureStart)
+	e := newFaultEnv(t, store.Options{Clock: clock})
+	p := &resource.Project{ObjectMeta: resource.ObjectMeta{Name: "a"}}
+	require.NoError(t, e.s.Create(e.ctx, p, store.CreateOptions{}))
+	require.NoError(t, e.s.Settle(e.ctx))
+
+	e.fb.holdRecords()
+	grace := int64(30)
+	_, err := e.s.Delete(e.ctx, p, store.DeleteOptions{GracePeriodSeconds: &grace})
+	require.NoError(t, err)
+	clock.Step(30 * time.Second)
+	ctx, cancel := context.WithTimeout(e.ctx, 300*time.Millisecond)
+	defer cancel()
+	require.Error(t, e.s.Settle(ctx), "Settle returned while the revision's record event was held back")
+
+	e.fb.releaseRecords()
+	require.NoError(t, e.s.Settle(e.ctx))
+	err = e.s.Get(e.ctx, "", "a", &resource.Project{}, store.GetOptions{})
+	assert.ErrorIs(t, err, resource.ErrNotFound, "the grace period is over: the reaper removed the project")
 }
