@@ -83,6 +83,8 @@ type Op struct {
 	// Key to write or delete.
 	Key string
 	// Value to store; ignored when Delete is set. A nil Value stores an empty value.
+	// Once given to [Backend.Txn], Value belongs to the backend, which may keep it
+	// without a copy: the caller must not change it afterwards, whatever the result.
 	Value []byte
 	// Delete removes the key. Deleting a key that does not exist changes nothing.
 	Delete bool

@@ -1,6 +1,7 @@
-// Package memdb is a [backend.Backend] kept in memory, on hashicorp/go-memdb: the
-// backend of choice for tests, for the fixture of package store/storetest, and for
-// programs whose data fits in memory and need not outlive the process.
+// Package memdb is a [backend.Backend] kept in memory, in go-memdb's immutable radix
+// tree (hashicorp/go-immutable-radix): the backend of choice for tests, for the
+// fixture of package store/storetest, and for programs whose data fits in memory and
+// need not outlive the process.
 //
 // # Basics
 //
@@ -11,14 +12,17 @@
 //	defer b.Close()
 //	s, err := store.New(b, store.Options{})
 //
-// The keys live in one go-memdb table indexed by the key's bytes, a radix tree that
-// go-memdb's transactions update without changing what earlier readers see. Write
-// transactions are serialized; each commit creates one revision and keeps an
-// immutable snapshot of the tree as of that revision (cheap: the new tree shares
-// every node the commit did not touch) together with the events of that commit.
-// The last [Options].HistoryRevisions revisions are kept in a ring: a read at a past
-// revision is served from that revision's snapshot, and a watch replays the events
-// from the ring before it streams new ones.
+// The keys live in a radix tree indexed by the key's bytes, which a write transaction
+// updates without changing what earlier readers see. The tree is the one go-memdb's
+// tables are made of, used directly: with one index and watches of its own, the
+// backend has no use for go-memdb's tables, indexers and mutation channels, which
+// cost a write about as much again as the tree itself. Write transactions are
+// serialized; each commit creates one revision and keeps the immutable tree as of
+// that revision (cheap: the new tree shares every node the commit did not touch)
+// together with the events of that commit. The last [Options].HistoryRevisions
+// revisions are kept in a ring: a read at a past revision is served from that
+// revision's tree, and a watch replays the events from the ring before it streams
+// new ones.
 //
 // Each watcher is a goroutine with a cursor in that history. It copies the events
 // that match its prefix to its channel and sleeps, when caught up, until the next
@@ -47,6 +51,7 @@
 //     channel's buffer.
 //   - Every commit wakes every watcher, which then skips the events outside its
 //     prefix: thousands of watchers cost CPU on each write even when few match.
-//   - Values returned by reads and events are shared with the store: callers must not
-//     modify them.
+//   - Values are kept as given to [Backend.Txn], not copied (see backend.Op), and
+//     values returned by reads and events are shared with the store: callers must
+//     not modify either.
 package memdb

@@ -2,11 +2,10 @@ package memdb
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sync"
 
-	gomemdb "github.com/hashicorp/go-memdb"
+	iradix "github.com/hashicorp/go-immutable-radix"
 
 	"github.com/management-service/mgmt/store/backend"
 	"github.com/management-service/mgmt/store/backend/backendkit"
@@ -51,16 +50,18 @@ type Options struct {
 	WatchBuffer int
 }
 
-// Backend is a [backend.Backend] and [backend.Compactor] kept in memory in a
-// go-memdb radix tree. Build it with [New]; the zero value is not usable. It is safe
+// Backend is a [backend.Backend] and [backend.Compactor] kept in memory in an
+// immutable radix tree. Build it with [New]; the zero value is not usable. It is safe
 // for concurrent use.
 type Backend struct {
 	opts Options
-	db   *gomemdb.MemDB
 
-	// wmu serializes write transactions: the check of the compares, the commit to
-	// db and the publication of the new revision happen as one step.
+	// wmu serializes write transactions: the check of the compares, the commit of a
+	// new tree and the publication of the new revision happen as one step.
 	wmu sync.Mutex
+	// tree is the data as of the current revision. Only writers, holding wmu, read
+	// and replace it; readers take a revision's tree from ring.
+	tree *iradix.Tree
 
 	// mu guards everything below. Writers hold it only to publish a commit; readers
 	// and watchers hold it shared to pick a snapshot or copy events.
@@ -76,8 +77,8 @@ type Backend struct {
 	histBytes int64
 	// floor is the oldest revision the byte budget keeps (0: no bound yet).
 	floor int64
-	// empty is the snapshot of the never-written backend, served at revision 0.
-	empty *gomemdb.MemDB
+	// empty is the tree of the never-written backend, served at revision 0.
+	empty *iradix.Tree
 	// notify is closed and replaced whenever watchers have something to look at: a
 	// commit, a compaction.
 	notify chan struct{}
@@ -91,7 +92,7 @@ type Backend struct {
 // revision is what the backend keeps of one past revision.
 type revision struct {
 	rev    int64
-	snap   *gomemdb.MemDB  // the data as of rev (an immutable go-memdb snapshot)
+	snap   *iradix.Tree    // the data as of rev (immutable: later commits make new trees)
 	events []backend.Event // the changes of rev's transaction, in op order
 	bytes  int64           // charged to the byte budget: values written and replaced
 }
@@ -101,10 +102,8 @@ var (
 	_ backend.Compactor = (*Backend)(nil)
 )
 
-const kvTable = "kv"
-
-// row is one key in the go-memdb table. Rows are never modified once inserted:
-// snapshots share them.
+// row is one key's version in the tree, under the key's bytes. Rows are never
+// modified once inserted: the trees of every kept revision share them.
 type row struct {
 	key       string
 	value     []byte
@@ -115,43 +114,6 @@ type row struct {
 func (r *row) kv() backend.KV {
 	return backend.KV{Key: r.key, Value: r.value, CreateRevision: r.createRev, ModRevision: r.modRev}
 }
-
-// keyIndex indexes rows by their key's raw bytes, so the radix tree iterates in the
-// byte order of keys (go-memdb's StringFieldIndex appends a terminator instead).
-type keyIndex struct{}
-
-// FromObject returns the key of a row.
-func (keyIndex) FromObject(obj any) (bool, []byte, error) {
-	r, ok := obj.(*row)
-	if !ok {
-		return false, nil, fmt.Errorf("memdb: unexpected object %T", obj)
-	}
-	return true, []byte(r.key), nil
-}
-
-// FromArgs returns the index value of a key given as the one argument.
-func (keyIndex) FromArgs(args ...any) ([]byte, error) {
-	if len(args) != 1 {
-		return nil, fmt.Errorf("memdb: want one key, got %d arguments", len(args))
-	}
-	s, ok := args[0].(string)
-	if !ok {
-		return nil, fmt.Errorf("memdb: key must be a string, got %T", args[0])
-	}
-	return []byte(s), nil
-}
-
-// PrefixFromArgs returns the index value of a key prefix: the prefix's bytes.
-func (k keyIndex) PrefixFromArgs(args ...any) ([]byte, error) { return k.FromArgs(args...) }
-
-var schema = &gomemdb.DBSchema{Tables: map[string]*gomemdb.TableSchema{
-	kvTable: {
-		Name: kvTable,
-		Indexes: map[string]*gomemdb.IndexSchema{
-			"id": {Name: "id", Unique: true, Indexer: keyIndex{}},
-		},
-	},
-}}
 
 // New returns an empty backend at revision 0.
 func New(opts Options) *Backend {
@@ -164,16 +126,12 @@ func New(opts Options) *Backend {
 	if opts.HistoryBytes == 0 {
 		opts.HistoryBytes = DefaultHistoryBytes
 	}
-	db, err := gomemdb.NewMemDB(schema)
-	if err != nil {
-		// The schema is a constant; it validates or the package is broken.
-		panic("memdb: invalid schema: " + err.Error())
-	}
+	tree := iradix.New()
 	b := &Backend{
 		opts:   opts,
-		db:     db,
+		tree:   tree,
 		ring:   make([]revision, opts.HistoryRevisions),
-		empty:  db.Snapshot(),
+		empty:  tree,
 		notify: make(chan struct{}),
 		done:   make(chan struct{}),
 	}
@@ -209,7 +167,7 @@ func (b *Backend) Close() error {
 	b.closed = true
 	close(b.done)
 	b.ring = nil
-	b.empty = nil
+	b.empty, b.tree = nil, nil
 	b.mu.Unlock()
 	b.wmu.Unlock()
 	b.hub.Wait()
@@ -231,7 +189,7 @@ func (b *Backend) oldestLocked() int64 {
 }
 
 // snapshot returns the data as of rev (0: current) and the revision it is at.
-func (b *Backend) snapshot(ctx context.Context, rev int64) (*gomemdb.MemDB, int64, error) {
+func (b *Backend) snapshot(ctx context.Context, rev int64) (*iradix.Tree, int64, error) {
 	if rev < 0 {
 		return nil, 0, fmt.Errorf("%w: negative revision %d", backend.ErrInvalidArgument, rev)
 	}
@@ -258,9 +216,4 @@ func (b *Backend) snapshot(ctx context.Context, rev int64) (*gomemdb.MemDB, int6
 		return nil, 0, fmt.Errorf("%w: revision %d, oldest kept %d", backend.ErrCompacted, rev, oldest)
 	}
 	return e.snap, rev, nil
-}
-
-// errInternal wraps a go-memdb failure, which would be a bug in this package.
-func errInternal(err error) error {
-	return errors.Join(errors.New("memdb: internal error"), err)
 }

@@ -23,11 +23,8 @@ func (b *Backend) Get(ctx context.Context, key string, rev int64) (backend.KV, e
 	if err != nil {
 		return backend.KV{}, err
 	}
-	obj, err := snap.Txn(false).First(kvTable, "id", key)
-	if err != nil {
-		return backend.KV{}, errInternal(err)
-	}
-	if obj == nil {
+	obj, ok := snap.Get([]byte(key))
+	if !ok {
 		return backend.KV{}, fmt.Errorf("%w: %q at revision %d", backend.ErrKeyNotFound, key, at)
 	}
 	return obj.(*row).kv(), nil
@@ -52,12 +49,10 @@ func (b *Backend) Range(ctx context.Context, opts backend.RangeOptions) (backend
 	if from == "" {
 		from = opts.Prefix
 	}
-	it, err := snap.Txn(false).LowerBound(kvTable, "id", from)
-	if err != nil {
-		return backend.RangeResult{}, errInternal(err)
-	}
+	it := snap.Root().Iterator()
+	it.SeekLowerBound([]byte(from))
 	res := backend.RangeResult{Revision: at}
-	for obj := it.Next(); obj != nil; obj = it.Next() {
+	for _, obj, ok := it.Next(); ok; _, obj, ok = it.Next() {
 		r := obj.(*row)
 		if !strings.HasPrefix(r.key, opts.Prefix) {
 			break

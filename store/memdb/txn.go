@@ -2,7 +2,6 @@ package memdb
 
 import (
 	"context"
-	"strings"
 
 	"github.com/management-service/mgmt/store/backend"
 	"github.com/management-service/mgmt/store/backend/backendkit"
@@ -11,8 +10,9 @@ import (
 // Txn applies t atomically: when every Compare holds, every Op is applied at one new
 // revision, one more than the current; otherwise nothing is, and the result names the
 // first Compare that failed. A transaction whose ops change nothing (no ops, or only
-// deletes of absent keys) creates no revision. Values are copied, so the caller may
-// reuse its buffers once Txn returns. Writers never wait for watchers.
+// deletes of absent keys) creates no revision. Values are kept as given, not copied
+// (backend.Op): the caller must not change them afterwards. Writers never wait for
+// watchers.
 func (b *Backend) Txn(ctx context.Context, t backend.Txn) (backend.TxnResult, error) {
 	if err := backendkit.ValidateTxn(t, 0); err != nil {
 		return backend.TxnResult{}, err
@@ -31,49 +31,35 @@ func (b *Backend) Txn(ctx context.Context, t backend.Txn) (backend.TxnResult, er
 	}
 	cur := b.rev
 
-	tx := b.db.Txn(true)
-	defer tx.Abort() // no-op after Commit
 	failed, err := backendkit.FailedCompare(t.Compares, func(key string) (int64, error) {
-		prev, err := tx.First(kvTable, "id", key)
-		if prev == nil || err != nil {
-			return 0, err
+		if prev, ok := b.tree.Get([]byte(key)); ok {
+			return prev.(*row).modRev, nil
 		}
-		return prev.(*row).modRev, nil
+		return 0, nil
 	}, func(prefix string) (int64, error) {
-		it, err := tx.LowerBound(kvTable, "id", prefix)
-		if err != nil {
-			return 0, err
-		}
+		it := b.tree.Root().Iterator()
+		it.SeekPrefix([]byte(prefix))
 		var top int64
-		for o := it.Next(); o != nil; o = it.Next() {
-			r := o.(*row)
-			if !strings.HasPrefix(r.key, prefix) {
-				break
-			}
-			top = max(top, r.modRev)
+		for _, o, ok := it.Next(); ok; _, o, ok = it.Next() {
+			top = max(top, o.(*row).modRev)
 		}
 		return top, nil
 	})
 	if err != nil {
-		return backend.TxnResult{}, errInternal(err)
+		return backend.TxnResult{}, err
 	}
 	if failed >= 0 {
 		return backend.TxnResult{Revision: cur, FailedCompare: failed}, nil
 	}
 
-	// Look every key up before the first write: a go-memdb write transaction reads
-	// its own modified indexes through a clone.
+	// Look every key up before the first write, in the tree as of cur.
 	prevs := make([]*row, len(t.Ops))
 	changes := 0
 	for i, op := range t.Ops {
-		prev, err := tx.First(kvTable, "id", op.Key)
-		if err != nil {
-			return backend.TxnResult{}, errInternal(err)
-		}
-		if prev != nil {
+		if prev, ok := b.tree.Get([]byte(op.Key)); ok {
 			prevs[i] = prev.(*row)
 		}
-		if !op.Delete || prev != nil {
+		if !op.Delete || prevs[i] != nil {
 			changes++
 		}
 	}
@@ -82,6 +68,7 @@ func (b *Backend) Txn(ctx context.Context, t backend.Txn) (backend.TxnResult, er
 	}
 
 	rev := cur + 1
+	tx := b.tree.Txn()
 	events := make([]backend.Event, 0, changes)
 	var charged int64
 	for i, op := range t.Ops {
@@ -96,27 +83,28 @@ func (b *Backend) Txn(ctx context.Context, t backend.Txn) (backend.TxnResult, er
 			if prev == nil {
 				continue
 			}
-			if err := tx.Delete(kvTable, prev); err != nil {
-				return backend.TxnResult{}, errInternal(err)
-			}
+			tx.Delete([]byte(op.Key))
 			events = append(events, backend.Event{
 				Type: backend.EventDelete, Revision: rev,
 				KV: backend.KV{Key: op.Key, ModRevision: rev}, PrevKV: prevKV,
 			})
 			continue
 		}
-		r := &row{key: op.Key, value: append([]byte{}, op.Value...), createRev: rev, modRev: rev}
+		// The value is ours now (backend.Op): it is kept as given.
+		value := op.Value
+		if value == nil {
+			value = []byte{}
+		}
+		r := &row{key: op.Key, value: value, createRev: rev, modRev: rev}
 		charged += int64(len(r.value))
 		if prev != nil {
 			r.createRev = prev.createRev
 		}
-		if err := tx.Insert(kvTable, r); err != nil {
-			return backend.TxnResult{}, errInternal(err)
-		}
+		tx.Insert([]byte(op.Key), r)
 		events = append(events, backend.Event{Type: backend.EventPut, Revision: rev, KV: r.kv(), PrevKV: prevKV})
 	}
-	tx.Commit()
-	b.publish(revision{rev: rev, snap: b.db.Snapshot(), events: events, bytes: charged})
+	b.tree = tx.CommitOnly() // nothing waits on the tree's mutation channels
+	b.publish(revision{rev: rev, snap: b.tree, events: events, bytes: charged})
 	return backend.TxnResult{Succeeded: true, Revision: rev, FailedCompare: -1}, nil
 }
 
