@@ -23,6 +23,31 @@ type writeEncoding struct {
 	data   []byte
 	gen    int64 // metadata.generation in data
 	sliced bool  // data has no managedFields; finish splices them in
+	// scratch, when set, is the scratchBufs slot data goes back to (release) once
+	// finish made the stored encoding, which never shares data's array. data is the
+	// write's alone: the slot's array, or a fresh one when it was too small.
+	scratch *[]byte
+}
+
+// scratchBufs holds the buffers of first encodings, which live only while a write
+// runs: a write of an object of a kilobyte or more then allocates one encoding, the
+// one it stores, instead of two.
+var scratchBufs = sync.Pool{New: func() any { return new([]byte) }}
+
+// maxScratch is the largest buffer kept in scratchBufs: a write of a huge object
+// does not leave its buffer behind.
+const maxScratch = 64 << 10
+
+// release hands first's buffer back to scratchBufs. first.data must not be used
+// afterwards.
+func (first writeEncoding) release() {
+	if first.scratch == nil {
+		return
+	}
+	if cap(first.data) <= maxScratch {
+		*first.scratch = first.data[:0]
+		scratchBufs.Put(first.scratch)
+	}
 }
 
 // encodeFirst encodes work, the object a write is about to store, for the diffs
@@ -35,7 +60,8 @@ func (s *Store) encodeFirst(k *resource.KindInfo, work resource.Object) (writeEn
 	}
 	sent := meta.ManagedFields
 	meta.ManagedFields = nil
-	data, err := s.encodeUnchecked(k, work)
+	buf := scratchBufs.Get().(*[]byte)
+	data, err := s.appendUnchecked(*buf, k, work)
 	meta.ManagedFields = sent
 	if err != nil {
 		return writeEncoding{}, err
@@ -53,7 +79,7 @@ func (s *Store) encodeFirst(k *resource.KindInfo, work resource.Object) (writeEn
 	if size > s.maxSize {
 		return writeEncoding{}, s.tooLarge(k, meta.Name, size)
 	}
-	return writeEncoding{data: data, gen: meta.Generation, sliced: true}, nil
+	return writeEncoding{data: data, gen: meta.Generation, sliced: true, scratch: buf}, nil
 }
 
 // finish returns the encoding of work as stored, after its managedFields and
@@ -79,12 +105,19 @@ func memberValue(b []byte, key string) ([]byte, bool) {
 
 // encodeUnchecked is encode without the size limit.
 func (s *Store) encodeUnchecked(k *resource.KindInfo, obj resource.Object) ([]byte, error) {
+	return s.appendUnchecked(nil, k, obj)
+}
+
+// appendUnchecked is encodeUnchecked writing into dst's array when it has room (dst
+// may be nil): the result is dst's array or a fresh one, never shared with anything
+// else.
+func (s *Store) appendUnchecked(dst []byte, k *resource.KindInfo, obj resource.Object) ([]byte, error) {
 	tm := obj.GetTypeMeta()
 	tm.Kind, tm.APIVersion = k.Kind, apiVersionOf(k, tm.APIVersion)
 	meta := obj.GetObjectMeta()
 	rv := meta.ResourceVersion
 	meta.ResourceVersion = ""
-	b, ok := objcodec.Encode(obj)
+	b, ok := objcodec.AppendEncode(dst[:0], obj)
 	var err error
 	if !ok {
 		b, err = json.Marshal(obj)

@@ -56,6 +56,7 @@ func (tx *Tx) commitWrite(w *write, opts WriteOptions) error {
 	if err != nil {
 		return err
 	}
+	first.release()
 	return tx.store(w, data)
 }
 

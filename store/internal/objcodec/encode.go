@@ -34,18 +34,39 @@ func Encode(obj resource.Object) ([]byte, bool) {
 	if r, ok := obj.(*resource.RawObject); ok {
 		return encodeRaw(r)
 	}
+	return appendEncode(nil, obj)
+}
+
+// AppendEncode is [Encode] appending to dst (which may be nil): dst is grown as
+// needed, and the result shares its array when it had room. False as for Encode.
+func AppendEncode(dst []byte, obj resource.Object) ([]byte, bool) {
+	if r, ok := obj.(*resource.RawObject); ok {
+		b, ok := encodeRaw(r)
+		if !ok {
+			return nil, false
+		}
+		return append(dst, b...), true
+	}
+	return appendEncode(dst, obj)
+}
+
+// appendEncode is AppendEncode for a typed object.
+func appendEncode(dst []byte, obj resource.Object) ([]byte, bool) {
 	v := reflect.ValueOf(obj)
 	e := encoderFor(v.Type())
 	if e == nil || v.IsNil() {
 		return nil, false
 	}
 	n := e.last.Load()
-	buf := make([]byte, 0, n+n/16+64)
-	buf, ok := e.enc(buf, v.Elem())
+	if want := int(n + n/16 + 64); cap(dst)-len(dst) < want {
+		dst = append(make([]byte, 0, len(dst)+want), dst...)
+	}
+	start := len(dst)
+	buf, ok := e.enc(dst, v.Elem())
 	if !ok {
 		return nil, false
 	}
-	e.last.Store(int64(len(buf)))
+	e.last.Store(int64(len(buf) - start))
 	return buf, true
 }
 

@@ -37,6 +37,16 @@ func TestAppendObject_writes_what_json_Marshal_writes(t *testing.T) {
 				}
 				require.NoError(t, wantErr)
 				require.Equal(t, string(want), string(got))
+				// AppendEncode writes the same after what dst holds, into dst's
+				// array when it has room.
+				dst := make([]byte, 3, 3+len(want)+i%2*4096)
+				copy(dst, "ab,")
+				app, ok := AppendEncode(dst, o)
+				require.True(t, ok)
+				require.Equal(t, "ab,"+string(want), string(app))
+				if i%2 == 1 {
+					require.Same(t, &dst[0], &app[0], "dst had room")
+				}
 				encoded++
 			}
 		}
