@@ -24,6 +24,11 @@ type loadConfig struct {
 	drain    time.Duration
 	memdb    bool
 	only     string
+	// floor adds the floor (load_floor.go) to the throughput workloads.
+	floor bool
+	// floorServe, when set, makes the program the floor's server, serving the
+	// answers captured in this directory (how -load-floor starts it).
+	floorServe string
 }
 
 // registerLoadFlags adds the -load flags to fs.
@@ -38,6 +43,8 @@ func registerLoadFlags(fs *flag.FlagSet, c *loadConfig) {
 	fs.DurationVar(&c.drain, "load-drain", 5*time.Second, "-load: how long watchers may take after the last write before a missing event counts as lost")
 	fs.StringVar(&c.only, "load-only", "", "-load: run only the workloads whose name (\"GET c=16\", \"LIST 1,000 c=1\", \"watch\", ...) matches this regular expression; objects are always created and memory measured")
 	fs.BoolVar(&c.memdb, "load-memdb", false, "-load: also run our server in memory over plain HTTP")
+	fs.BoolVar(&c.floor, "load-floor", false, "-load: also run the throughput workloads on a server that does no work (it replays our server's answers over TLS): the most any Go net/http server can reach with this load generator on this machine")
+	fs.StringVar(&c.floorServe, "load-floor-serve", "", "internal: serve as -load-floor's server the answers captured in this directory")
 }
 
 // median is the middle of xs (the mean of the two middle values for an even count);

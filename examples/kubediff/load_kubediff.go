@@ -14,6 +14,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	mrand "math/rand/v2"
 	"net/http"
 	"os"
@@ -47,6 +48,8 @@ type loadTarget struct {
 	watchHeaders []http.Header
 	// rss reports the memory the server holds.
 	rss func() (int64, error)
+	// throughputOnly marks the floor: it runs the throughput workloads only.
+	throughputOnly bool
 }
 
 // loadPad makes a VirtualClusterInstance about 1 KB as stored.
@@ -678,6 +681,18 @@ func runLoad(ctx context.Context, lc loadConfig, bin, dir string, crds []map[str
 		mem[i] = float64(r) / (1 << 20)
 	}
 
+	if lc.floor {
+		ft, stopF, err := startFloor(ctx, ob, l, dir)
+		if err != nil {
+			return 1, fmt.Errorf("starting the floor: %w", err)
+		}
+		defer stopF()
+		targets = append(targets, ft)
+		names = append(names, ft.name)
+		popRate = append(popRate, math.NaN())
+		mem = append(mem, math.NaN())
+	}
+
 	// Throughput, alternating the servers (the order turns each round).
 	wls := workloads()
 	tp := make([][][]float64, len(wls))
@@ -739,6 +754,9 @@ func runLoad(ctx context.Context, lc loadConfig, bin, dir string, crds []map[str
 		}
 		for _, ti := range order(round) {
 			t := targets[ti]
+			if t.throughputOnly {
+				continue
+			}
 			progress(fmt.Sprintf("round %d watch %s: %d watchers, %d writers", round+1, t.name, lc.watchers, lc.writers))
 			r, err := l.watchRound(ctx, t, round)
 			if err != nil {
@@ -759,7 +777,12 @@ func runLoad(ctx context.Context, lc loadConfig, bin, dir string, crds []map[str
 		}
 		return r
 	}
-	maxOf := func(xs []float64) float64 { return slices.Max(xs) }
+	maxOf := func(xs []float64) float64 {
+		if len(xs) == 0 {
+			return math.NaN()
+		}
+		return slices.Max(xs)
+	}
 	ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 	wlabel := fmt.Sprintf("watch %dw/%dwr", lc.watchers, lc.writers)
 	if runWatch {
@@ -795,6 +818,9 @@ func runLoad(ctx context.Context, lc loadConfig, bin, dir string, crds []map[str
 	if identities > 1 {
 		fmt.Fprintf(stdout, "watch on ours: the watchers take turns among %d access keys (scoped to reading VirtualClusterInstances), since one caller may hold only half of the server's %d watches and no flag raises it; kube's use the one client certificate\n", identities, 1000)
 	}
+	if lc.floor {
+		fmt.Fprintf(stdout, "floor-tls: a server that does no work, over TLS, answering each throughput request with ours-badger-tls's captured answer (POST and PUT echo the body); no watch, no memory\n")
+	}
 	fmt.Fprintf(stdout, "memory: ours = VmRSS of the server process; kube = VmRSS of this process (etcd + apiserver + the load generator) minus its VmRSS before etcd started (%.0f MiB)\n", float64(baseline)/(1<<20))
 	fmt.Fprintf(stdout, "watch: each writer creates objects one after another for %s; write→event = from sending the create to reading its event; lost = events not read %s after the last write\n\n", lc.duration, lc.drain)
 	if err := printLoadTable(stdout, names, rows); err != nil {
@@ -802,4 +828,92 @@ func runLoad(ctx context.Context, lc loadConfig, bin, dir string, crds []map[str
 	}
 	progress(fmt.Sprintf("load done in %s", time.Since(started).Round(time.Second)))
 	return 0, nil
+}
+
+// startFloor captures ob's answers to the throughput workloads' reads (one object,
+// a namespace's list, its two pages of 500) into a directory under dir, starts this
+// program as the floor's server on them (-load-floor-serve) and returns its target
+// and the function that stops it.
+func startFloor(ctx context.Context, ob *loadTarget, l *loadRun, dir string) (*loadTarget, func(), error) {
+	fdir := filepath.Join(dir, "floor")
+	if err := os.MkdirAll(fdir, 0o700); err != nil {
+		return nil, nil, err
+	}
+	ns, name := l.populated(0)
+	page1, err := ob.expect(ctx, http.MethodGet, vciPath(ns), "limit=500", "", http.StatusOK)
+	if err != nil {
+		return nil, nil, err
+	}
+	cont := fieldString(page1, "continue")
+	if cont == "" {
+		return nil, nil, fmt.Errorf("%s: a list with limit=500 of %s gave no continue token", ob.name, ns)
+	}
+	captured := map[string][]byte{floorPage1: page1}
+	for file, q := range map[string][2]string{
+		floorObject: {vciPath(ns) + "/" + name, ""},
+		floorList:   {vciPath(ns), ""},
+		floorPage2:  {vciPath(ns), "limit=500&continue=" + cont},
+	} {
+		b, err := ob.expect(ctx, http.MethodGet, q[0], q[1], "", http.StatusOK)
+		if err != nil {
+			return nil, nil, err
+		}
+		captured[file] = b
+	}
+	for file, b := range captured {
+		if err := os.WriteFile(filepath.Join(fdir, file), b, 0o600); err != nil {
+			return nil, nil, err
+		}
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, nil, err
+	}
+	cmd := exec.Command(exe, "-load-floor-serve", fdir)
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, nil, err
+	}
+	stop := func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+	}
+	urls := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			if u, ok := strings.CutPrefix(sc.Text(), "listening on "); ok {
+				urls <- strings.TrimSpace(u)
+			}
+		}
+	}()
+	var url string
+	select {
+	case url = <-urls:
+	case <-time.After(30 * time.Second):
+		stop()
+		return nil, nil, errors.New("the floor printed no URL in 30s")
+	case <-ctx.Done():
+		stop()
+		return nil, nil, ctx.Err()
+	}
+	pemBytes, err := os.ReadFile(filepath.Join(fdir, floorCA))
+	if err != nil {
+		stop()
+		return nil, nil, err
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(pemBytes) {
+		stop()
+		return nil, nil, errors.New("no certificate in the floor's " + floorCA)
+	}
+	// The same client as ours-badger-tls's: HTTP/1.1 keep-alive over TLS.
+	tr := &http.Transport{DisableCompression: true, MaxIdleConnsPerHost: 256,
+		TLSNextProto:    map[string]func(string, *tls.Conn) http.RoundTripper{},
+		TLSClientConfig: &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}}
+	return &loadTarget{name: "floor-tls", base: url, client: &http.Client{Transport: tr},
+		header: ob.header, throughputOnly: true}, stop, nil
 }

@@ -104,6 +104,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (int, err
 	if err != nil {
 		return 2, err
 	}
+	if c.load.floorServe != "" {
+		return 1, serveFloor(c.load.floorServe, stdout)
+	}
 	all := Cases()
 	if c.list {
 		for _, cs := range all {
