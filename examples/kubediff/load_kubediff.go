@@ -557,15 +557,7 @@ func startOursLoad(ctx context.Context, bin, dir, name string, onBadger bool) (*
 		return nil, nil, fmt.Errorf("starting %s: %w", bin, err)
 	}
 	s := &oursServer{cmd: cmd, done: make(chan error, 1), Key: key}
-	urls := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(stdout)
-		for sc.Scan() {
-			if u, ok := strings.CutPrefix(sc.Text(), "listening on "); ok {
-				urls <- strings.TrimSpace(u)
-			}
-		}
-	}()
+	urls := listeningURLs(stdout)
 	go func() {
 		s.done <- cmd.Wait()
 		_ = logf.Close()
@@ -881,15 +873,7 @@ func startFloor(ctx context.Context, ob *loadTarget, l *loadRun, dir string) (*l
 		_ = cmd.Process.Kill()
 		_ = cmd.Wait()
 	}
-	urls := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(stdout)
-		for sc.Scan() {
-			if u, ok := strings.CutPrefix(sc.Text(), "listening on "); ok {
-				urls <- strings.TrimSpace(u)
-			}
-		}
-	}()
+	urls := listeningURLs(stdout)
 	var url string
 	select {
 	case url = <-urls:
@@ -916,4 +900,22 @@ func startFloor(ctx context.Context, ob *loadTarget, l *loadRun, dir string) (*l
 		TLSClientConfig: &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}}
 	return &loadTarget{name: "floor-tls", base: url, client: &http.Client{Transport: tr},
 		header: ob.header, throughputOnly: true}, stop, nil
+}
+
+// listeningURLs reads a server's stdout and sends the URL of its "listening on URL"
+// line (the channel holds one; later ones are dropped).
+func listeningURLs(stdout io.Reader) <-chan string {
+	urls := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			if u, ok := strings.CutPrefix(sc.Text(), "listening on "); ok {
+				select {
+				case urls <- strings.TrimSpace(u):
+				default:
+				}
+			}
+		}
+	}()
+	return urls
 }
