@@ -25,6 +25,9 @@ func TestScaleMeasure(t *testing.T) {
 			if c == scaleOursBadger || c == scaleRawBadger {
 				assert.Positive(t, res.DiskPerObj)
 			}
+			if c == scaleOursMem || c == scaleOursBadger {
+				assert.Positive(t, res.WholeListNsPer, "ours lists everything in one response too")
+			}
 			rows = append(rows, res)
 		})
 	}
