@@ -362,3 +362,56 @@ func FuzzDecode(f *testing.F) {
 		decodeAndCompare(t, types[int(which)%len(types)], data)
 	})
 }
+
+// benchStored is the stored form of the ~1 KB VirtualClusterInstance with 5 labels
+// of examples/compare and store/bench_test.go, with the metadata the store adds.
+func benchStored(tb testing.TB) []byte {
+	ts := resource.NewTime(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
+	o := &resource.VirtualClusterInstance{
+		TypeMeta: resource.TypeMeta{Kind: "VirtualClusterInstance", APIVersion: "management.service/v1"},
+		ObjectMeta: resource.ObjectMeta{
+			Namespace: "p-bench", Name: "obj-000042", UID: "0b8e7c1a-1111-4222-8333-944455556666",
+			ResourceVersion: "1", Generation: 1, CreationTimestamp: ts,
+			Labels: map[string]string{"app": "bench", "tier": "backend", "team": "team-2",
+				"one-in-hundred": "false", "management.service/project": "bench"},
+			Annotations: map[string]string{"description": strings.Repeat("x", 400)},
+			ManagedFields: []resource.ManagedFieldsEntry{{Manager: "bench", Operation: "Update",
+				APIVersion: "management.service/v1", Time: &ts, FieldsType: "FieldsV1",
+				FieldsV1: json.RawMessage(`{"f:metadata":{"f:annotations":{".":{},"f:description":{}},"f:labels":{".":{},"f:app":{},"f:management.service/project":{},"f:one-in-hundred":{},"f:team":{},"f:tier":{}}},"f:spec":{".":{},"f:clusterRef":{".":{},"f:cluster":{},"f:namespace":{},"f:virtualCluster":{}},"f:description":{},"f:displayName":{},"f:owner":{".":{},"f:user":{}},"f:parameters":{},"f:templateRef":{".":{},"f:name":{},"f:version":{}}}}`)}},
+		},
+		Spec: resource.VirtualClusterInstanceSpec{
+			DisplayName: "Instance 42", Description: strings.Repeat("d", 200),
+			Owner:       &resource.Owner{User: "alice"},
+			ClusterRef:  resource.ClusterRef{Cluster: "cluster-1", Namespace: "vcluster-ns", VirtualCluster: "vc"},
+			TemplateRef: &resource.TemplateRef{Name: "default", Version: "1.0.0"},
+			Parameters:  "replicas: 1\n",
+		},
+	}
+	data, err := json.Marshal(o)
+	require.NoError(tb, err)
+	return data
+}
+
+// BenchmarkDecode compares Decode with json.Unmarshal on a stored
+// VirtualClusterInstance.
+func BenchmarkDecode(b *testing.B) {
+	data := benchStored(b)
+	b.Run("Decode", func(b *testing.B) {
+		b.SetBytes(int64(len(data)))
+		b.ReportAllocs()
+		for b.Loop() {
+			if !Decode(data, &resource.VirtualClusterInstance{}) {
+				b.Fatal("not decoded")
+			}
+		}
+	})
+	b.Run("json.Unmarshal", func(b *testing.B) {
+		b.SetBytes(int64(len(data)))
+		b.ReportAllocs()
+		for b.Loop() {
+			if err := json.Unmarshal(data, &resource.VirtualClusterInstance{}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
