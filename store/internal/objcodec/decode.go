@@ -427,6 +427,9 @@ func (d *decoder) peek() byte {
 
 // ws skips JSON whitespace.
 func (d *decoder) ws() {
+	if d.i < len(d.b) && d.b[d.i] > ' ' {
+		return // compact JSON, the common case
+	}
 	for d.i < len(d.b) {
 		switch d.b[d.i] {
 		case ' ', '\t', '\n', '\r':
@@ -518,6 +521,12 @@ func (d *decoder) str() (string, bool) {
 	start := d.i + 1
 	ascii := true
 	for j := start; j < len(b); j++ {
+		for j < len(b) && plainStringByte[b[j]] {
+			j++
+		}
+		if j == len(b) {
+			break
+		}
 		switch c := b[j]; {
 		case c == '"':
 			seg := b[start:j]
@@ -606,6 +615,15 @@ func (d *decoder) escaped(start, j int) (string, bool) {
 	return "", false
 }
 
+// plainStringByte marks the bytes a JSON string holds as they are: printable ASCII
+// but the quote and the backslash.
+var plainStringByte = func() (t [256]bool) {
+	for c := 0x20; c < 0x80; c++ {
+		t[c] = c != '"' && c != '\\'
+	}
+	return t
+}()
+
 func hex4(b []byte, at int) (rune, bool) {
 	if at+4 > len(b) {
 		return 0, false
@@ -682,6 +700,12 @@ func (d *decoder) skip() bool {
 func (d *decoder) skipString() bool {
 	b := d.b
 	for j := d.i + 1; j < len(b); j++ {
+		for j < len(b) && b[j] >= 0x20 && b[j] != '"' && b[j] != '\\' {
+			j++
+		}
+		if j == len(b) {
+			break
+		}
 		switch c := b[j]; {
 		case c == '"':
 			d.i = j + 1
