@@ -7,8 +7,10 @@ import (
 	"math/rand"
 	"reflect"
 	"strings"
+	"sync"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -325,6 +327,37 @@ func TestDecode_refuses_what_it_does_not_cover(t *testing.T) {
 	assert.False(t, Decode([]byte(`{}`), nilObj))
 }
 
+// TestDecode_shares_repeated_strings: objects decoded from the same bytes share
+// their short strings through the intern table, keep their long ones apart, and
+// decoding in parallel is safe (run with -race).
+func TestDecode_shares_repeated_strings(t *testing.T) {
+	data := benchStored(t, 7)
+	a, b := &resource.VirtualClusterInstance{}, &resource.VirtualClusterInstance{}
+	require.True(t, Decode(data, a))
+	require.True(t, Decode(data, b))
+	require.Equal(t, a, b)
+	assert.Same(t, unsafe.StringData(a.Labels["app"]), unsafe.StringData(b.Labels["app"]))
+	assert.Same(t, unsafe.StringData(a.Kind), unsafe.StringData(b.Kind))
+	assert.NotSame(t, unsafe.StringData(a.Spec.Description), unsafe.StringData(b.Spec.Description), "too long to intern")
+
+	var wg sync.WaitGroup
+	for g := 0; g < 4; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < 300; i++ {
+				data := benchStored(t, (g*300+i)%50)
+				var got, want resource.VirtualClusterInstance
+				if !Decode(data, &got) || json.Unmarshal(data, &want) != nil || !reflect.DeepEqual(&want, &got) {
+					assert.Fail(t, "parallel decode differs", "%s", data)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+}
+
 // FuzzDecode mutates encodings of every kind and edge cases: whenever Decode
 // answers true, json.Unmarshal must accept the input and give the same object.
 func FuzzDecode(f *testing.F) {
@@ -363,24 +396,26 @@ func FuzzDecode(f *testing.F) {
 	})
 }
 
-// benchStored is the stored form of the ~1 KB VirtualClusterInstance with 5 labels
-// of examples/compare and store/bench_test.go, with the metadata the store adds.
-func benchStored(tb testing.TB) []byte {
+// benchStored is the stored form of object i of examples/compare and
+// store/bench_test.go, a ~1 KB VirtualClusterInstance with 5 labels, with the
+// metadata the store adds.
+func benchStored(tb testing.TB, i int) []byte {
 	ts := resource.NewTime(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
 	o := &resource.VirtualClusterInstance{
 		TypeMeta: resource.TypeMeta{Kind: "VirtualClusterInstance", APIVersion: "management.service/v1"},
 		ObjectMeta: resource.ObjectMeta{
-			Namespace: "p-bench", Name: "obj-000042", UID: "0b8e7c1a-1111-4222-8333-944455556666",
-			ResourceVersion: "1", Generation: 1, CreationTimestamp: ts,
-			Labels: map[string]string{"app": "bench", "tier": "backend", "team": "team-2",
-				"one-in-hundred": "false", "management.service/project": "bench"},
+			Namespace: fmt.Sprintf("p-bench-%d", i%100), Name: fmt.Sprintf("obj-%06d", i),
+			UID:             fmt.Sprintf("0b8e7c1a-1111-4222-8333-%012d", i),
+			ResourceVersion: fmt.Sprint(1000 + i), Generation: 1, CreationTimestamp: ts,
+			Labels: map[string]string{"app": "bench", "tier": "backend", "team": fmt.Sprintf("team-%d", i%10),
+				"one-in-hundred": fmt.Sprint(i%100 == 0), "management.service/project": "bench"},
 			Annotations: map[string]string{"description": strings.Repeat("x", 400)},
 			ManagedFields: []resource.ManagedFieldsEntry{{Manager: "bench", Operation: "Update",
 				APIVersion: "management.service/v1", Time: &ts, FieldsType: "FieldsV1",
 				FieldsV1: json.RawMessage(`{"f:metadata":{"f:annotations":{".":{},"f:description":{}},"f:labels":{".":{},"f:app":{},"f:management.service/project":{},"f:one-in-hundred":{},"f:team":{},"f:tier":{}}},"f:spec":{".":{},"f:clusterRef":{".":{},"f:cluster":{},"f:namespace":{},"f:virtualCluster":{}},"f:description":{},"f:displayName":{},"f:owner":{".":{},"f:user":{}},"f:parameters":{},"f:templateRef":{".":{},"f:name":{},"f:version":{}}}}`)}},
 		},
 		Spec: resource.VirtualClusterInstanceSpec{
-			DisplayName: "Instance 42", Description: strings.Repeat("d", 200),
+			DisplayName: fmt.Sprintf("Instance %d", i), Description: strings.Repeat("d", 200),
 			Owner:       &resource.Owner{User: "alice"},
 			ClusterRef:  resource.ClusterRef{Cluster: "cluster-1", Namespace: "vcluster-ns", VirtualCluster: "vc"},
 			TemplateRef: &resource.TemplateRef{Name: "default", Version: "1.0.0"},
@@ -392,26 +427,34 @@ func benchStored(tb testing.TB) []byte {
 	return data
 }
 
-// BenchmarkDecode compares Decode with json.Unmarshal on a stored
-// VirtualClusterInstance.
+// BenchmarkDecode compares Decode with json.Unmarshal on stored
+// VirtualClusterInstances, 10,000 different ones in turn (names, uids and some
+// labels differ, as in a list).
 func BenchmarkDecode(b *testing.B) {
-	data := benchStored(b)
+	objs := make([][]byte, 10000)
+	for i := range objs {
+		objs[i] = benchStored(b, i)
+	}
 	b.Run("Decode", func(b *testing.B) {
-		b.SetBytes(int64(len(data)))
+		b.SetBytes(int64(len(objs[0])))
 		b.ReportAllocs()
+		i := 0
 		for b.Loop() {
-			if !Decode(data, &resource.VirtualClusterInstance{}) {
-				b.Fatal("not decoded")
+			if !Decode(objs[i%len(objs)], &resource.VirtualClusterInstance{}) {
+				require.Fail(b, "not decoded")
 			}
+			i++
 		}
 	})
 	b.Run("json.Unmarshal", func(b *testing.B) {
-		b.SetBytes(int64(len(data)))
+		b.SetBytes(int64(len(objs[0])))
 		b.ReportAllocs()
+		i := 0
 		for b.Loop() {
-			if err := json.Unmarshal(data, &resource.VirtualClusterInstance{}); err != nil {
-				b.Fatal(err)
+			if err := json.Unmarshal(objs[i%len(objs)], &resource.VirtualClusterInstance{}); err != nil {
+				require.NoError(b, err)
 			}
+			i++
 		}
 	})
 }
