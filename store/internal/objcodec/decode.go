@@ -1,10 +1,8 @@
 package objcodec
 
 import (
-	"hash/maphash"
 	"reflect"
 	"sync"
-	"sync/atomic"
 	"time"
 	"unicode/utf16"
 	"unicode/utf8"
@@ -415,10 +413,9 @@ func unknownKey(key []byte, fields []decField) bool {
 
 // decoder is the read position in one JSON text.
 type decoder struct {
-	b      []byte
-	i      int
-	depth  int
-	misses uint // strings not found in the intern table
+	b     []byte
+	i     int
+	depth int
 }
 
 func (d *decoder) peek() byte {
@@ -537,7 +534,7 @@ func (d *decoder) str() (string, bool) {
 				return "", false
 			}
 			d.i = j + 1
-			return d.intern(seg), true
+			return string(seg), true
 		case c == '\\':
 			return d.escaped(start, j)
 		case c < 0x20:
@@ -1021,62 +1018,4 @@ func decRawMessage(d *decoder, p unsafe.Pointer) bool {
 	}
 	*(*[]byte)(p) = append([]byte(nil), d.b[start:d.i]...)
 	return true
-}
-
-// The intern table keeps short strings the decoder met recently, so that the objects
-// that repeat a string (the kind and apiVersion, label keys and values, managers,
-// namespaces) share one copy of it instead of allocating their own: fewer
-// allocations per decode, and less heap for the objects the cache keeps. It is
-// bounded (internSlots strings of at most internMaxLen bytes) and lock-free: a slot
-// holds an immutable entry, replaced whole.
-const (
-	internSlots  = 1 << 12
-	internMaxLen = 64
-)
-
-// internEntry is one interned string; used is set when a decode found it, and
-// cleared when another string wanted its slot (a second chance before it is
-// replaced).
-type internEntry struct {
-	s    string
-	used atomic.Bool
-}
-
-var (
-	internTable [internSlots]atomic.Pointer[internEntry]
-	internSeed  = maphash.MakeSeed()
-)
-
-// intern returns string(b), shared with earlier decodes when the table has it.
-func (d *decoder) intern(b []byte) string {
-	if len(b) == 0 {
-		return ""
-	}
-	if len(b) > internMaxLen {
-		return string(b)
-	}
-	slot := &internTable[maphash.Bytes(internSeed, b)&(internSlots-1)]
-	e := slot.Load()
-	if e != nil && e.s == string(b) {
-		if !e.used.Load() {
-			e.used.Store(true)
-		}
-		return e.s
-	}
-	s := string(b)
-	switch {
-	case e == nil:
-		slot.CompareAndSwap(nil, &internEntry{s: s})
-	case e.used.Load():
-		e.used.Store(false)
-	default:
-		// A string met once (a name, a uid) is rarely met again: replace an
-		// unused entry with only one in four of them, each replacement costing an
-		// allocation of its own.
-		d.misses++
-		if d.misses&3 == 0 {
-			slot.CompareAndSwap(e, &internEntry{s: s})
-		}
-	}
-	return s
 }

@@ -7,10 +7,8 @@ import (
 	"math/rand"
 	"reflect"
 	"strings"
-	"sync"
 	"testing"
 	"time"
-	"unsafe"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -325,37 +323,6 @@ func TestDecode_refuses_what_it_does_not_cover(t *testing.T) {
 	assert.False(t, Decodable(reflect.TypeFor[*withFloat]()))
 	var nilObj *resource.Project
 	assert.False(t, Decode([]byte(`{}`), nilObj))
-}
-
-// TestDecode_shares_repeated_strings: objects decoded from the same bytes share
-// their short strings through the intern table, keep their long ones apart, and
-// decoding in parallel is safe (run with -race).
-func TestDecode_shares_repeated_strings(t *testing.T) {
-	data := benchStored(t, 7)
-	a, b := &resource.VirtualClusterInstance{}, &resource.VirtualClusterInstance{}
-	require.True(t, Decode(data, a))
-	require.True(t, Decode(data, b))
-	require.Equal(t, a, b)
-	assert.Same(t, unsafe.StringData(a.Labels["app"]), unsafe.StringData(b.Labels["app"]))
-	assert.Same(t, unsafe.StringData(a.Kind), unsafe.StringData(b.Kind))
-	assert.NotSame(t, unsafe.StringData(a.Spec.Description), unsafe.StringData(b.Spec.Description), "too long to intern")
-
-	var wg sync.WaitGroup
-	for g := 0; g < 4; g++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := 0; i < 300; i++ {
-				data := benchStored(t, (g*300+i)%50)
-				var got, want resource.VirtualClusterInstance
-				if !Decode(data, &got) || json.Unmarshal(data, &want) != nil || !reflect.DeepEqual(&want, &got) {
-					assert.Fail(t, "parallel decode differs", "%s", data)
-					return
-				}
-			}
-		}()
-	}
-	wg.Wait()
 }
 
 // FuzzDecode mutates encodings of every kind and edge cases: whenever Decode

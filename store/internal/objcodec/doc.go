@@ -60,10 +60,7 @@
 // another case or with escapes, a field given twice, a number the field's integer
 // type refuses, a string with invalid UTF-8 or a lone surrogate (which
 // encoding/json replaces), a time with escapes, a type it does not cover
-// (resource.RawObject keeps its own UnmarshalJSON). Short strings that objects
-// repeat (kinds, label keys and values, managers, namespaces) come from a bounded
-// table of recent ones, shared between the objects decoded, instead of an
-// allocation each.
+// (resource.RawObject keeps its own UnmarshalJSON).
 //
 // # Splice
 //
