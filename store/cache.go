@@ -54,9 +54,17 @@ func (s *Store) decodeTo(k *resource.KindInfo, key string, modRev int64, data []
 }
 
 // unmarshal decodes the stored bytes data of key into out, a zero object.
+//
+// objcodec.Decode gives exactly what json.Unmarshal gives, at a fraction of the
+// cost, for the typed kinds; where it answers no (a type it does not cover, bytes
+// it is not certain of), it may have half filled out, and json.Unmarshal starts
+// over from a zero object.
 func (s *Store) unmarshal(k *resource.KindInfo, key string, data []byte, out resource.Object) error {
-	if err := json.Unmarshal(data, out); err != nil {
-		return resource.NewInternalError(fmt.Errorf("store: stored %s %s is corrupt: %w", k.Kind, key, err))
+	if !objcodec.Decode(data, out) {
+		reflect.ValueOf(out).Elem().SetZero()
+		if err := json.Unmarshal(data, out); err != nil {
+			return resource.NewInternalError(fmt.Errorf("store: stored %s %s is corrupt: %w", k.Kind, key, err))
+		}
 	}
 	tm := out.GetTypeMeta()
 	tm.Kind, tm.APIVersion = k.Kind, k.APIVersion()

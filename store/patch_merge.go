@@ -9,6 +9,7 @@ import (
 
 	"github.com/management-service/mgmt/resource"
 	"github.com/management-service/mgmt/resource/jsonscan"
+	"github.com/management-service/mgmt/store/internal/objcodec"
 )
 
 // The byte-level merge patch.
@@ -423,8 +424,11 @@ func decodeMerged(codec *resource.Codec, k *resource.KindInfo, patch, out []byte
 		return nil, false
 	}
 	next := k.New()
-	if err := json.Unmarshal(out, next); err != nil {
-		return nil, false
+	if !objcodec.Decode(out, next) {
+		next = k.New() // Decode may have half filled it
+		if err := json.Unmarshal(out, next); err != nil {
+			return nil, false
+		}
 	}
 	tm := next.GetTypeMeta()
 	tm.Kind, tm.APIVersion = k.Kind, k.APIVersion()

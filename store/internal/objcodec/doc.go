@@ -45,6 +45,23 @@
 // JSON already, as they are when json.Marshal would write them so (else encoding/json
 // does it).
 //
+// # Decode
+//
+// Every read that misses the cache (above all a list of more objects than the cache
+// holds) decodes the stored bytes, and encoding/json's decode costs three times
+// what copying a cached object does: it checks the whole text in one pass, then
+// walks it again through its generic reflection, looking up every key in a table
+// of folded names. [Decode] fills an object through a decoder compiled per type,
+// for the types the encoder covers, and gives exactly what json.Unmarshal gives
+// into a zero object: nil and empty maps and lists, null kept as the zero value,
+// resource.Time and json.RawMessage as their UnmarshalJSON leave them. It answers
+// "no" where it is not certain of that, and the caller then runs json.Unmarshal on
+// a fresh object: invalid JSON or trailing bytes, a key that names a field only in
+// another case or with escapes, a field given twice, a number the field's integer
+// type refuses, a string with invalid UTF-8 or a lone surrogate (which
+// encoding/json replaces), a time with escapes, a type it does not cover
+// (resource.RawObject keeps its own UnmarshalJSON).
+//
 // # Splice
 //
 // A create or update encodes the object twice: once to find what it changes (the
