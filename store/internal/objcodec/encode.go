@@ -378,12 +378,17 @@ func encStringMap(dst []byte, v reflect.Value) ([]byte, bool) {
 	if m == nil {
 		return append(dst, "null"...), true
 	}
-	var buf [16]string
-	keys := buf[:0]
-	for k := range m {
-		keys = append(keys, k)
+	var keys []string
+	if len(m) >= bigMapKeys {
+		keys = bigMapSortedKeys(m)
+	} else {
+		var buf [16]string
+		keys = buf[:0]
+		for k := range m {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
 	}
-	slices.Sort(keys)
 	dst = append(dst, '{')
 	for i, k := range keys {
 		if i > 0 {
@@ -399,6 +404,69 @@ func encStringMap(dst []byte, v reflect.Value) ([]byte, bool) {
 		}
 	}
 	return append(dst, '}'), true
+}
+
+// bigMapKeys is the size from which encStringMap remembers a map's sorted keys: a
+// write of an object with a very large map (tens of thousands of labels) encodes it
+// two or three times, and sorting its keys was most of each encoding.
+const bigMapKeys = 1024
+
+// sortedKeysSlots is how many large maps' sorted keys are remembered.
+const sortedKeysSlots = 4
+
+// sortedKeys remembers the sorted keys of the last large maps encoded, by the map's
+// address. The address only says where to look: a remembered list is used only
+// when the map has exactly its keys (the same count, and each of them present), so
+// a map changed since, or another map at the same address, is sorted anew.
+var sortedKeys struct {
+	mu    sync.Mutex
+	next  int
+	slots [sortedKeysSlots]struct {
+		addr uintptr
+		keys []string // never changed once remembered
+	}
+}
+
+// bigMapSortedKeys returns m's keys in order, from sortedKeys when it remembers
+// them for m, otherwise sorted now and remembered.
+func bigMapSortedKeys(m map[string]string) []string {
+	addr := uintptr(reflect.ValueOf(m).UnsafePointer())
+	var known []string
+	sortedKeys.mu.Lock()
+	for i := range sortedKeys.slots {
+		if sl := &sortedKeys.slots[i]; sl.addr == addr && sl.keys != nil {
+			known = sl.keys
+			break
+		}
+	}
+	sortedKeys.mu.Unlock()
+	if sameKeys(m, known) {
+		return known
+	}
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	sortedKeys.mu.Lock()
+	sl := &sortedKeys.slots[sortedKeys.next]
+	sl.addr, sl.keys = addr, keys
+	sortedKeys.next = (sortedKeys.next + 1) % sortedKeysSlots
+	sortedKeys.mu.Unlock()
+	return keys
+}
+
+// sameKeys reports whether keys, a list without repeats, holds exactly m's keys.
+func sameKeys(m map[string]string, keys []string) bool {
+	if keys == nil || len(keys) != len(m) {
+		return false
+	}
+	for _, k := range keys {
+		if _, ok := m[k]; !ok {
+			return false
+		}
+	}
+	return true
 }
 
 // encTime writes a resource.Time as its MarshalJSON does: null when zero, else the

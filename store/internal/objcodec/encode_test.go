@@ -2,8 +2,11 @@ package objcodec
 
 import (
 	"encoding/json"
+	"fmt"
+	"maps"
 	"math/rand"
 	"reflect"
+	"sync"
 	"testing"
 	"time"
 
@@ -242,4 +245,74 @@ func FuzzAppendJSONString(f *testing.F) {
 			require.Equal(t, string(want), string(got))
 		}
 	})
+}
+
+// A large map's sorted keys are remembered between encodings, and used only while
+// the map has exactly those keys: a map changed in place (the same size, one key
+// swapped; a key added; a key removed) encodes as json.Marshal encodes it.
+func TestEncode_remembers_a_large_maps_keys_only_while_they_hold(t *testing.T) {
+	labels := map[string]string{}
+	for i := range bigMapKeys + 10 {
+		labels[fmt.Sprintf("k%05d", i)] = fmt.Sprint(i)
+	}
+	obj := &resource.VirtualClusterInstance{ObjectMeta: resource.ObjectMeta{Name: "big", Namespace: "ns", Labels: labels}}
+	check := func(what string) {
+		t.Helper()
+		want, err := json.Marshal(obj)
+		require.NoError(t, err)
+		got, ok := Encode(obj)
+		require.True(t, ok)
+		require.Equal(t, string(want), string(got), what)
+	}
+	check("first encoding")
+	check("again, from the remembered keys")
+	delete(labels, "k00007")
+	labels["a-first"] = "x"
+	check("one key swapped, the same size")
+	labels["zz-last"] = "y"
+	check("a key added")
+	delete(labels, "k00000")
+	check("a key removed")
+	other := maps.Clone(labels)
+	obj.Labels = other
+	other["k00001"] = "changed value"
+	check("another map")
+}
+
+// Many goroutines encoding large maps at once share the remembered keys safely.
+func TestEncode_large_maps_concurrently(t *testing.T) {
+	objs := make([]*resource.VirtualClusterInstance, 2*sortedKeysSlots)
+	for i := range objs {
+		labels := map[string]string{}
+		for j := range bigMapKeys + i {
+			labels[fmt.Sprintf("g%d-%05d", i, j)] = "v"
+		}
+		objs[i] = &resource.VirtualClusterInstance{ObjectMeta: resource.ObjectMeta{Name: "big", Labels: labels}}
+	}
+	want := make([]string, len(objs))
+	for i, o := range objs {
+		b, err := json.Marshal(o)
+		require.NoError(t, err)
+		want[i] = string(b)
+	}
+	var wg sync.WaitGroup
+	errs := make(chan string, 64)
+	for g := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for n := range 20 {
+				i := (g + n) % len(objs)
+				if got, ok := Encode(objs[i]); !ok || string(got) != want[i] {
+					errs <- fmt.Sprintf("object %d encoded wrongly", i)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for e := range errs {
+		assert.Fail(t, e)
+	}
 }
