@@ -45,6 +45,10 @@ var rawObjectPtrType = reflect.TypeFor[*resource.RawObject]()
 //
 // On false, out may be half filled: the caller must decode data with json.Unmarshal
 // into a fresh zero object.
+//
+// out refers to nothing of data. Its short strings share chunks of a few hundred
+// bytes, a handful of allocations per object instead of one per string; a string
+// kept after the rest of out is dropped keeps its chunk alive.
 func Decode(data []byte, out resource.Object) bool {
 	v := reflect.ValueOf(out)
 	if !v.IsValid() || v.Kind() != reflect.Pointer || v.IsNil() {
@@ -416,6 +420,37 @@ type decoder struct {
 	b     []byte
 	i     int
 	depth int
+	// arena is the chunk the object's short strings are copied into: one
+	// allocation holds many of them, instead of one each (see keep).
+	arena []byte
+}
+
+const (
+	// arenaChunk is the size of a chunk of the string arena.
+	arenaChunk = 256
+	// arenaMax is the longest string the arena takes; a longer one gets its own
+	// allocation, so that a chunk's unused tail stays small.
+	arenaMax = 64
+)
+
+// keep returns seg as a string the decoded object owns. Short strings share
+// chunks of arenaChunk bytes with the object's other short strings: a kept string
+// keeps its chunk alive, so an object's strings cost a few allocations, not one
+// each. Chunks are never shared between two Decode calls, and the input is never
+// referenced: the caller may reuse data once Decode returns.
+func (d *decoder) keep(seg []byte) string {
+	n := len(seg)
+	switch {
+	case n == 0:
+		return ""
+	case n > arenaMax:
+		return string(seg)
+	case cap(d.arena)-len(d.arena) < n:
+		d.arena = make([]byte, 0, arenaChunk)
+	}
+	at := len(d.arena)
+	d.arena = append(d.arena, seg...)
+	return unsafe.String(&d.arena[at], n)
 }
 
 func (d *decoder) peek() byte {
@@ -534,7 +569,7 @@ func (d *decoder) str() (string, bool) {
 				return "", false
 			}
 			d.i = j + 1
-			return string(seg), true
+			return d.keep(seg), true
 		case c == '\\':
 			return d.escaped(start, j)
 		case c < 0x20:
@@ -560,7 +595,7 @@ func (d *decoder) escaped(start, j int) (string, bool) {
 				return "", false
 			}
 			d.i = j + 1
-			return string(out), true
+			return d.keep(out), true
 		case c < 0x20:
 			return "", false
 		case c != '\\':

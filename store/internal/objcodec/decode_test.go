@@ -312,6 +312,39 @@ func TestDecode_random_objects(t *testing.T) {
 
 // TestDecode_refuses_what_it_does_not_cover: RawObject and types outside the
 // encoder's coverage answer false, and leave the caller to json.Unmarshal.
+// The decoded strings share a few arena chunks instead of an allocation each, and
+// none of them refers to the input: overwriting it after Decode changes nothing.
+func TestDecode_strings_share_chunks_and_not_the_input(t *testing.T) {
+	labels := map[string]string{}
+	for i := range 100 {
+		labels[fmt.Sprintf("k%02d", i)] = fmt.Sprintf("v%02d", i)
+	}
+	long := strings.Repeat("long description ", 20) // over arenaMax: its own allocation
+	want := &resource.VirtualClusterInstance{ObjectMeta: resource.ObjectMeta{Name: "n", Namespace: "ns", Labels: labels, Annotations: map[string]string{"a": long, "esc": "tab\there \u00e9"}}}
+	data, err := json.Marshal(want)
+	require.NoError(t, err)
+
+	got := &resource.VirtualClusterInstance{}
+	require.True(t, Decode(data, got))
+	for i := range data {
+		data[i] = 'x'
+	}
+	want.TypeMeta = got.TypeMeta
+	assert.Equal(t, want, got)
+
+	data, err = json.Marshal(want)
+	require.NoError(t, err)
+	allocs := testing.AllocsPerRun(20, func() {
+		if !Decode(data, &resource.VirtualClusterInstance{}) {
+			t.Fatal("Decode refused")
+		}
+	})
+	// 200 label strings of 3 bytes fill 3 chunks; the map, the object, the long
+	// string and the escaped one take a few more. One allocation per string would
+	// be over 200.
+	assert.Less(t, allocs, 30.0)
+}
+
 func TestDecode_refuses_what_it_does_not_cover(t *testing.T) {
 	type withFloat struct {
 		resource.TypeMeta
