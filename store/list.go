@@ -160,18 +160,34 @@ func (s *Store) listByLabel(ctx context.Context, items *listBuilder, f *filter, 
 
 // listRange serves a list by reading the range under prefix from start, at rev,
 // until limit items (0: all) matched the filter.
+//
+// A list without a limit reads the backend in chunks of listChunk keys at the
+// revision of its first chunk, so that it holds the stored bytes of one chunk at a
+// time besides the decoded items (a durable backend copies each value out). When a
+// later chunk's revision has been compacted away meanwhile, the list starts over at
+// the revision it was asked for (the current one when none) with the whole range in
+// one read.
 func (s *Store) listRange(ctx context.Context, items *listBuilder, f *filter, prefix, start string, rev int64, limit int) error {
 	next := ""
+	first, firstRev, whole := start, rev, false
 	for {
 		chunk := 0
-		if limit > 0 {
+		switch {
+		case limit > 0:
 			chunk = limit - items.len()
 			if !f.empty() && chunk < 64 {
 				chunk = 64
 			}
+		case !whole:
+			chunk = listChunk
 		}
 		res, err := s.b.Range(ctx, backend.RangeOptions{Prefix: prefix, Start: start, Limit: chunk, Revision: rev})
 		if err != nil {
+			if limit == 0 && !whole && start != first && errors.Is(err, backend.ErrCompacted) {
+				items.reset()
+				start, rev, whole = first, firstRev, true
+				continue
+			}
 			return backendError(err)
 		}
 		rev = res.Revision
@@ -211,6 +227,9 @@ func (s *Store) listRange(ctx context.Context, items *listBuilder, f *filter, pr
 	}
 	return nil
 }
+
+// listChunk is how many keys a list without a limit reads from the backend at a time.
+const listChunk = 1000
 
 // countWait is the longest a page waits for the index to reach its revision before it
 // goes without a count.
@@ -275,6 +294,17 @@ func newListBuilder(s *Store, k *resource.KindInfo, list resource.ObjectList) *l
 		}
 	}
 	return b
+}
+
+// reset drops the items added so far.
+func (b *listBuilder) reset() {
+	if b.items.IsValid() {
+		for i := range b.n {
+			b.items.Index(i).SetZero()
+		}
+	}
+	b.n, b.objs = 0, nil
+	b.raw.reset()
 }
 
 func (b *listBuilder) len() int {

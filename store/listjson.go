@@ -45,6 +45,14 @@ func rawItemsFrom(ctx context.Context) *RawItems {
 	return r
 }
 
+// reset drops the items recorded so far; r may be nil.
+func (r *RawItems) reset() {
+	if r != nil {
+		clear(r.items)
+		r.items = r.items[:0]
+	}
+}
+
 // add records the stored bytes of the next item of the list; r may be nil.
 func (r *RawItems) add(data []byte, rev int64) {
 	if r != nil {
