@@ -193,7 +193,15 @@ func (s *Store) listRange(ctx context.Context, items *listBuilder, f *filter, pr
 		rev = res.Revision
 		full := false
 		if f.empty() {
-			items.grow(len(res.KVs))
+			n := len(res.KVs)
+			if res.More && limit == 0 && start == first {
+				// Room for every item at once: growing the slice chunk by chunk
+				// would copy a million items several times over.
+				if c, ok := s.track.countNow(prefix, start); ok && c > n {
+					n = c
+				}
+			}
+			items.grow(n)
 		}
 		for i, kv := range res.KVs {
 			added, err := items.add(kv, f)
@@ -226,6 +234,18 @@ func (s *Store) listRange(ctx context.Context, items *listBuilder, f *filter, pr
 		}
 	}
 	return nil
+}
+
+// countNow is the number of objects under prefix whose keys are from start on, as the
+// label index has them now, without waiting for it to catch up with anything; ok is
+// false while the index is being built. A list takes it as an estimate of its length.
+func (t *tracker) countNow(prefix, start string) (int, bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.lscan != nil {
+		return 0, false
+	}
+	return t.labels.countFrom(prefix, start), true
 }
 
 // listChunk is how many keys a list without a limit reads from the backend at a time.
