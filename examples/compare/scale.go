@@ -57,7 +57,7 @@ const (
 	scaleRawBadger  = "raw-badger"
 )
 
-var scaleContenders = []string{scaleOursMem, scaleOursBadger, scaleRawMem, scaleRawBadger}
+var scaleContenders = []string{scaleOursMem, scaleOursBadger, scaleRawMem, scaleRawBadger, scaleFake}
 
 // scaleNamespaces is how many namespaces the objects are spread over.
 const scaleNamespaces = 100
@@ -82,9 +82,9 @@ type scaleResult struct {
 	OpenSeconds       float64 `json:"openSeconds"`
 	OpenHeapMiB       float64 `json:"openHeapMiB"` // heap right after open
 	GetNs             float64 `json:"getNs"`
-	ListNsPer         float64 `json:"listNsPerObj"` // list of everything, paged, per object
-	// WholeListNsPer is a list of everything in one response, per object (ours only;
-	// 0 when not measured).
+	ListNsPer         float64 `json:"listNsPerObj"` // list of everything, paged, per object (0: no pages)
+	// WholeListNsPer is a list of everything in one response, per object (ours and
+	// the fake client; 0 when not measured).
 	WholeListNsPer float64 `json:"wholeListNsPerObj,omitempty"`
 	SelectNs       float64 `json:"selectNs"` // one 1% selector list
 	Err            string  `json:"err,omitempty"`
@@ -158,7 +158,10 @@ func printScale(out io.Writer, rows []scaleResult) {
 			fmt.Fprintf(out, "| %d | %s | failed: %s |||||||||\n", r.N, r.Contender, r.Err)
 			continue
 		}
-		disk, open, settled, whole := "-", "-", "-", "-"
+		disk, open, settled, paged, whole := "-", "-", "-", "-", "-"
+		if r.ListNsPer != 0 {
+			paged = fmtDur(r.ListNsPer)
+		}
 		if r.WholeListNsPer != 0 {
 			whole = fmtDur(r.WholeListNsPer)
 		}
@@ -170,7 +173,7 @@ func printScale(out io.Writer, rows []scaleResult) {
 			open = fmt.Sprintf("%.2f s (heap %.0f MiB)", r.OpenSeconds, r.OpenHeapMiB)
 		}
 		fmt.Fprintf(out, "| %d | %s | %.0f | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", r.N, r.Contender, r.LoadPerSec,
-			fmtBytes(r.HeapPerObj), settled, fmtBytes(r.RSSPerObj), disk, open, fmtDur(r.GetNs), fmtDur(r.ListNsPer), whole, fmtDur(r.SelectNs))
+			fmtBytes(r.HeapPerObj), settled, fmtBytes(r.RSSPerObj), disk, open, fmtDur(r.GetNs), paged, whole, fmtDur(r.SelectNs))
 	}
 }
 
@@ -347,6 +350,8 @@ func scaleMeasure(ctx context.Context, who string, n int) (scaleResult, error) {
 		return res, scaleRawMemdb(&res, heap0, rss0)
 	case scaleRawBadger:
 		return res, scaleRawBadgerDB(&res, dir, heap0, rss0)
+	case scaleFake:
+		return res, scaleFakeClient(ctx, &res, heap0, rss0)
 	}
 	return res, fmt.Errorf("unknown contender %q", who)
 }
