@@ -55,6 +55,7 @@ func RunStore(t *testing.T, newBackend func(t *testing.T) backend.Backend) {
 	all = append(all, applyCases()...)
 	all = append(all, patchCases()...)
 	all = append(all, concurrencyCases()...)
+	all = append(all, openCases()...)
 	for _, c := range all {
 		t.Run(c.name, func(t *testing.T) {
 			var o store.Options
