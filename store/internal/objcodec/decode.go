@@ -1,6 +1,7 @@
 package objcodec
 
 import (
+	"encoding/binary"
 	"reflect"
 	"sync"
 	"time"
@@ -556,9 +557,7 @@ func (d *decoder) str() (string, bool) {
 	start := d.i + 1
 	ascii := true
 	for j := start; j < len(b); j++ {
-		for j < len(b) && plainStringByte[b[j]] {
-			j++
-		}
+		j = plainRun(b, j)
 		if j == len(b) {
 			break
 		}
@@ -659,6 +658,34 @@ var plainStringByte = func() (t [256]bool) {
 	return t
 }()
 
+const (
+	ones  = 0x0101010101010101
+	highs = 0x8080808080808080
+)
+
+// plainRun returns the index of the first byte of b from j on that is not
+// printable ASCII other than the quote and the backslash (len(b) when there is
+// none). It looks at 8 bytes at a time while none of them is such a byte.
+func plainRun(b []byte, j int) int {
+	for j+8 <= len(b) {
+		x := binary.LittleEndian.Uint64(b[j:])
+		q := x ^ (ones * '"')
+		s := x ^ (ones * '\\')
+		// A byte below 0x20, a zero byte of q or s (a quote or a backslash), or a
+		// byte with its high bit set. The subtractions can flag a byte above one
+		// that is really flagged, never one below it, so the first flagged byte
+		// is found by the loop below.
+		if ((x-ones*0x20)&^x|(q-ones)&^q|(s-ones)&^s|x)&highs != 0 {
+			break
+		}
+		j += 8
+	}
+	for j < len(b) && plainStringByte[b[j]] {
+		j++
+	}
+	return j
+}
+
 func hex4(b []byte, at int) (rune, bool) {
 	if at+4 > len(b) {
 		return 0, false
@@ -735,9 +762,7 @@ func (d *decoder) skip() bool {
 func (d *decoder) skipString() bool {
 	b := d.b
 	for j := d.i + 1; j < len(b); j++ {
-		for j < len(b) && b[j] >= 0x20 && b[j] != '"' && b[j] != '\\' {
-			j++
-		}
+		j = plainRun(b, j)
 		if j == len(b) {
 			break
 		}
@@ -1025,6 +1050,10 @@ func decTime(d *decoder, p unsafe.Pointer) bool {
 			if j == start {
 				return true
 			}
+			if t, ok := parseUTCSeconds(b[start:j]); ok {
+				(*resource.Time)(p).Time = t
+				return true
+			}
 			// time.Parse keeps no reference to its input in a Time.
 			pt, err := time.Parse(time.RFC3339, unsafe.String(&b[start], j-start))
 			if err != nil {
@@ -1042,6 +1071,41 @@ func decTime(d *decoder, p unsafe.Pointer) bool {
 		}
 	}
 	return false
+}
+
+// parseUTCSeconds parses the form every stored time has, "2006-01-02T15:04:05Z",
+// to what time.Parse(time.RFC3339, …) gives in UTC; false for anything else (other
+// forms, and out-of-range fields, which time.Parse then judges).
+func parseUTCSeconds(b []byte) (time.Time, bool) {
+	if len(b) != 20 || b[4] != '-' || b[7] != '-' || b[10] != 'T' || b[13] != ':' || b[16] != ':' || b[19] != 'Z' {
+		return time.Time{}, false
+	}
+	num := func(at, n int) (int, bool) {
+		v := 0
+		for _, c := range b[at : at+n] {
+			if c < '0' || c > '9' {
+				return 0, false
+			}
+			v = v*10 + int(c-'0')
+		}
+		return v, true
+	}
+	y, ok1 := num(0, 4)
+	mo, ok2 := num(5, 2)
+	d, ok3 := num(8, 2)
+	h, ok4 := num(11, 2)
+	mi, ok5 := num(14, 2)
+	sec, ok6 := num(17, 2)
+	if !ok1 || !ok2 || !ok3 || !ok4 || !ok5 || !ok6 ||
+		mo < 1 || mo > 12 || d < 1 || d > 28 && d > daysIn(time.Month(mo), y) || h > 23 || mi > 59 || sec > 59 {
+		return time.Time{}, false
+	}
+	return time.Date(y, time.Month(mo), d, h, mi, sec, 0, time.UTC), true
+}
+
+// daysIn is the number of days of month m of year y.
+func daysIn(m time.Month, y int) int {
+	return time.Date(y, m+1, 0, 0, 0, 0, 0, time.UTC).Day()
 }
 
 // decRawMessage does what json.RawMessage's UnmarshalJSON does: it keeps a copy of

@@ -458,3 +458,72 @@ func BenchmarkDecode(b *testing.B) {
 		}
 	})
 }
+
+// plainRunNaive is plainRun one byte at a time.
+func plainRunNaive(b []byte, j int) int {
+	for j < len(b) && plainStringByte[b[j]] {
+		j++
+	}
+	return j
+}
+
+func TestPlainRun(t *testing.T) {
+	for _, s := range []string{
+		"", "a", "abcdefgh", "abcdefghi", "abcdefgh\"", "abcdefg\\h", "abc\x1fdefghij",
+		"abcdefghijklmno\x7f", "abcdefghij\xc3\xa9", "\x00abcdefgh", "abcdefgh\x20\x21\x23",
+		"0123456789abcdef0123456789abcdef\"", " !#$%&'()*+,-./0123456789:;<=>?@[]^_`{|}~\x7f",
+		"abcdefg\x80", "\xffbcdefghijk", "aaaaaaa\x1f\x22", "ab\"cdefghijklmnop\\",
+	} {
+		for j := 0; j <= len(s); j++ {
+			assert.Equal(t, plainRunNaive([]byte(s), j), plainRun([]byte(s), j), "%q from %d", s, j)
+		}
+	}
+}
+
+func FuzzPlainRun(f *testing.F) {
+	f.Add([]byte("abcdefghijklmnop\"q"), 0)
+	f.Add([]byte("abc\\defghijklmnop"), 2)
+	f.Add([]byte("abcdefgh\x1fijkl\x80"), 1)
+	f.Fuzz(func(t *testing.T, b []byte, j int) {
+		if j < 0 || j > len(b) {
+			return
+		}
+		require.Equal(t, plainRunNaive(b, j), plainRun(b, j))
+	})
+}
+
+// parseUTCSeconds gives what time.Parse gives, in UTC, for the form it takes, and
+// leaves everything else to time.Parse.
+func TestParseUTCSeconds(t *testing.T) {
+	for _, s := range []string{
+		"2026-11-29T10:41:51Z", "0000-01-01T00:00:00Z", "9999-12-31T23:59:59Z", "2024-02-29T12:00:00Z",
+		"2023-02-29T12:00:00Z", "2023-04-31T00:00:00Z", "2023-13-01T00:00:00Z", "2023-00-01T00:00:00Z",
+		"2023-01-00T00:00:00Z", "2023-01-01T24:00:00Z", "2023-01-01T00:60:00Z", "2023-01-01T00:00:60Z",
+		"2023-01-01T00:00:00z", "2023-01-01 00:00:00Z", "2023-01-01T00:00:00.5Z", "2023-01-01T00:00:00+01:00",
+		"2023-1-01T00:00:00Z", "202a-01-01T00:00:00Z", "2023-01-01T00:00:0Z", "1900-02-29T00:00:00Z", "2000-02-29T00:00:00Z",
+	} {
+		got, ok := parseUTCSeconds([]byte(s))
+		want, err := time.Parse(time.RFC3339, s)
+		if ok {
+			require.NoError(t, err, s)
+			assert.Equal(t, want.UTC(), got, s)
+			assert.True(t, reflect.DeepEqual(want.UTC(), got), "%s: the same representation", s)
+		} else if len(s) == 20 && s[19] == 'Z' && !strings.ContainsAny(s, " z.") && s != "2023-1-01T00:00:00Z" && s != "202a-01-01T00:00:00Z" && s != "2023-01-01T00:00:0Z" {
+			assert.Error(t, err, "%s: refused by the fast path, so time.Parse must refuse it too", s)
+		}
+	}
+}
+
+func FuzzParseUTCSeconds(f *testing.F) {
+	f.Add("2026-11-29T10:41:51Z")
+	f.Add("2024-02-29T23:59:59Z")
+	f.Fuzz(func(t *testing.T, s string) {
+		got, ok := parseUTCSeconds([]byte(s))
+		if !ok {
+			return
+		}
+		want, err := time.Parse(time.RFC3339, s)
+		require.NoError(t, err, s)
+		require.True(t, reflect.DeepEqual(want.UTC(), got), "%s: %v vs %v", s, want.UTC(), got)
+	})
+}
