@@ -1,7 +1,7 @@
 package objcodec
 
 import (
-	"encoding/binary"
+	"bytes"
 	"reflect"
 	"sync"
 	"time"
@@ -10,6 +10,7 @@ import (
 	"unsafe"
 
 	"github.com/management-service/mgmt/resource"
+	"github.com/management-service/mgmt/resource/jsonscan"
 )
 
 // decFunc decodes the JSON value at d.i (whitespace already skipped) into the zero
@@ -553,31 +554,20 @@ func (d *decoder) plainKey() ([]byte, bool) {
 // str reads a JSON string at d.i as json.Unmarshal decodes it; false for invalid
 // JSON and for what json.Unmarshal replaces (invalid UTF-8, lone surrogates).
 func (d *decoder) str() (string, bool) {
-	b := d.b
-	start := d.i + 1
-	ascii := true
-	for j := start; j < len(b); j++ {
-		j = plainRun(b, j)
-		if j == len(b) {
-			break
-		}
-		switch c := b[j]; {
-		case c == '"':
-			seg := b[start:j]
-			if !ascii && !utf8.Valid(seg) {
-				return "", false
-			}
-			d.i = j + 1
-			return d.keep(seg), true
-		case c == '\\':
-			return d.escaped(start, j)
-		case c < 0x20:
-			return "", false
-		case c >= utf8.RuneSelf:
-			ascii = false
-		}
+	end, f, err := jsonscan.ScanString(d.b, d.i)
+	if err != nil {
+		return "", false
 	}
-	return "", false
+	start := d.i + 1
+	seg := d.b[start : end-1]
+	if f&jsonscan.Escaped != 0 {
+		return d.escaped(start, start+bytes.IndexByte(seg, '\\'))
+	}
+	if f&jsonscan.NonASCII != 0 && !utf8.Valid(seg) {
+		return "", false
+	}
+	d.i = end
+	return d.keep(seg), true
 }
 
 // escaped reads the rest of a string that starts at start and has its first
@@ -647,43 +637,6 @@ func (d *decoder) escaped(start, j int) (string, bool) {
 		j += 2
 	}
 	return "", false
-}
-
-// plainStringByte marks the bytes a JSON string holds as they are: printable ASCII
-// but the quote and the backslash.
-var plainStringByte = func() (t [256]bool) {
-	for c := 0x20; c < 0x80; c++ {
-		t[c] = c != '"' && c != '\\'
-	}
-	return t
-}()
-
-const (
-	ones  = 0x0101010101010101
-	highs = 0x8080808080808080
-)
-
-// plainRun returns the index of the first byte of b from j on that is not
-// printable ASCII other than the quote and the backslash (len(b) when there is
-// none). It looks at 8 bytes at a time while none of them is such a byte.
-func plainRun(b []byte, j int) int {
-	for j+8 <= len(b) {
-		x := binary.LittleEndian.Uint64(b[j:])
-		q := x ^ (ones * '"')
-		s := x ^ (ones * '\\')
-		// A byte below 0x20, a zero byte of q or s (a quote or a backslash), or a
-		// byte with its high bit set. The subtractions can flag a byte above one
-		// that is really flagged, never one below it, so the first flagged byte
-		// is found by the loop below.
-		if ((x-ones*0x20)&^x|(q-ones)&^q|(s-ones)&^s|x)&highs != 0 {
-			break
-		}
-		j += 8
-	}
-	for j < len(b) && plainStringByte[b[j]] {
-		j++
-	}
-	return j
 }
 
 func hex4(b []byte, at int) (rune, bool) {
@@ -760,36 +713,12 @@ func (d *decoder) skip() bool {
 
 // skipString steps over a valid JSON string at d.i.
 func (d *decoder) skipString() bool {
-	b := d.b
-	for j := d.i + 1; j < len(b); j++ {
-		j = plainRun(b, j)
-		if j == len(b) {
-			break
-		}
-		switch c := b[j]; {
-		case c == '"':
-			d.i = j + 1
-			return true
-		case c < 0x20:
-			return false
-		case c == '\\':
-			if j+1 >= len(b) {
-				return false
-			}
-			switch b[j+1] {
-			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
-				j++
-			case 'u':
-				if _, ok := hex4(b, j+2); !ok {
-					return false
-				}
-				j += 5
-			default:
-				return false
-			}
-		}
+	end, _, err := jsonscan.ScanString(d.b, d.i)
+	if err != nil {
+		return false
 	}
-	return false
+	d.i = end
+	return true
 }
 
 func (d *decoder) digits() bool {

@@ -475,39 +475,6 @@ func BenchmarkDecode(b *testing.B) {
 	})
 }
 
-// plainRunNaive is plainRun one byte at a time.
-func plainRunNaive(b []byte, j int) int {
-	for j < len(b) && plainStringByte[b[j]] {
-		j++
-	}
-	return j
-}
-
-func TestPlainRun(t *testing.T) {
-	for _, s := range []string{
-		"", "a", "abcdefgh", "abcdefghi", "abcdefgh\"", "abcdefg\\h", "abc\x1fdefghij",
-		"abcdefghijklmno\x7f", "abcdefghij\xc3\xa9", "\x00abcdefgh", "abcdefgh\x20\x21\x23",
-		"0123456789abcdef0123456789abcdef\"", " !#$%&'()*+,-./0123456789:;<=>?@[]^_`{|}~\x7f",
-		"abcdefg\x80", "\xffbcdefghijk", "aaaaaaa\x1f\x22", "ab\"cdefghijklmnop\\",
-	} {
-		for j := 0; j <= len(s); j++ {
-			assert.Equal(t, plainRunNaive([]byte(s), j), plainRun([]byte(s), j), "%q from %d", s, j)
-		}
-	}
-}
-
-func FuzzPlainRun(f *testing.F) {
-	f.Add([]byte("abcdefghijklmnop\"q"), 0)
-	f.Add([]byte("abc\\defghijklmnop"), 2)
-	f.Add([]byte("abcdefgh\x1fijkl\x80"), 1)
-	f.Fuzz(func(t *testing.T, b []byte, j int) {
-		if j < 0 || j > len(b) {
-			return
-		}
-		require.Equal(t, plainRunNaive(b, j), plainRun(b, j))
-	})
-}
-
 // parseUTCSeconds gives what time.Parse gives, in UTC, for the form it takes, and
 // leaves everything else to time.Parse.
 func TestParseUTCSeconds(t *testing.T) {
