@@ -233,6 +233,17 @@ func settledHeap(heap0 float64, n int) float64 {
 	return (heap - heap0) / float64(n)
 }
 
+// recordLoaded records the heap and RSS per object a finished load left above heap0
+// and rss0 (measured by loadedMem).
+func recordLoaded(res *scaleResult, heap0, rss0 float64) error {
+	heap, rss, err := loadedMem(res.Contender, res.N)
+	if err != nil {
+		return err
+	}
+	res.HeapPerObj, res.RSSPerObj = (heap-heap0)/float64(res.N), (rss-rss0)/float64(res.N)
+	return nil
+}
+
 // loadedMem is memNow after a contender's load: it also writes the heap profile
 // -scale-heapprofile asks for.
 func loadedMem(who string, n int) (heap, rss float64, err error) {
@@ -409,11 +420,9 @@ func scaleOurs(ctx context.Context, res *scaleResult, dir string, onBadger bool,
 	}
 	stopWatch()
 	<-watched
-	heap, rss, err := loadedMem(res.Contender, n)
-	if err != nil {
+	if err := recordLoaded(res, heap0, rss0); err != nil {
 		return err
 	}
-	res.HeapPerObj, res.RSSPerObj = (heap-heap0)/float64(n), (rss-rss0)/float64(n)
 	if onBadger {
 		res.SettledHeapPerObj = settledHeap(heap0, n)
 		_ = s.Close()
@@ -511,11 +520,9 @@ func scaleRawMemdb(res *scaleResult, heap0, rss0 float64) error {
 		return err
 	}
 	res.LoadPerSec = rate
-	heap, rss, err := loadedMem(res.Contender, n)
-	if err != nil {
+	if err := recordLoaded(res, heap0, rss0); err != nil {
 		return err
 	}
-	res.HeapPerObj, res.RSSPerObj = (heap-heap0)/float64(n), (rss-rss0)/float64(n)
 	r := rand.New(rand.NewSource(1))
 	decode := func(v []byte) error {
 		return json.Unmarshal(v, &resource.VirtualClusterInstance{})
@@ -591,11 +598,9 @@ func scaleRawBadgerDB(res *scaleResult, dir string, heap0, rss0 float64) error {
 		return err
 	}
 	res.LoadPerSec = rate
-	heap, rss, err := loadedMem(res.Contender, n)
-	if err != nil {
+	if err := recordLoaded(res, heap0, rss0); err != nil {
 		return err
 	}
-	res.HeapPerObj, res.RSSPerObj = (heap-heap0)/float64(n), (rss-rss0)/float64(n)
 	res.SettledHeapPerObj = settledHeap(heap0, n)
 	if err := db.Close(); err != nil {
 		return err

@@ -72,11 +72,9 @@ func scaleFakeClient(ctx context.Context, res *scaleResult, heap0, rss0 float64)
 		return err
 	}
 	res.LoadPerSec = rate
-	heap, rss, err := loadedMem(res.Contender, n)
-	if err != nil {
+	if err := recordLoaded(res, heap0, rss0); err != nil {
 		return err
 	}
-	res.HeapPerObj, res.RSSPerObj = (heap-heap0)/float64(n), (rss-rss0)/float64(n)
 
 	r := rand.New(rand.NewSource(1))
 	res.GetNs, err = timePer(2000, func(int) error {
