@@ -225,7 +225,9 @@ func (s *Server) convert(r *http.Request, sr *servedResource, t target, v any, h
 // lookupPath follows a simple JSONPath (".a.b[0].c", with or without the braces of
 // "{.a.b}") through a decoded JSON document; nil when it finds nothing.
 func lookupPath(doc any, path string) any {
-	path = strings.TrimSuffix(strings.TrimPrefix(strings.TrimSpace(path), "{"), "}")
+	// Only the spaces kube's JSONPath parser skips: a key may be any other
+	// character, a Unicode space such as U+1680 included.
+	path = strings.TrimSuffix(strings.TrimPrefix(strings.Trim(path, " \t\r\n"), "{"), "}")
 	path = strings.TrimPrefix(path, "$")
 	cur := doc
 	for path != "" {
